@@ -1,0 +1,87 @@
+from colocated.v1 import table_pb2 as _table_pb2
+from colocated.v1 import tree_pb2 as _tree_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PayloadKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PAYLOAD_KIND_UNSPECIFIED: _ClassVar[PayloadKind]
+    PAYLOAD_KIND_SPECS: _ClassVar[PayloadKind]
+    PAYLOAD_KIND_PROGRAM: _ClassVar[PayloadKind]
+PAYLOAD_KIND_UNSPECIFIED: PayloadKind
+PAYLOAD_KIND_SPECS: PayloadKind
+PAYLOAD_KIND_PROGRAM: PayloadKind
+
+class Header(_message.Message):
+    __slots__ = ("major_version", "minor_version", "kind")
+    MAJOR_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MINOR_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    major_version: int
+    minor_version: int
+    kind: PayloadKind
+    def __init__(self, major_version: _Optional[int] = ..., minor_version: _Optional[int] = ..., kind: _Optional[_Union[PayloadKind, str]] = ...) -> None: ...
+
+class Specs(_message.Message):
+    __slots__ = ("treedef", "leaves")
+    TREEDEF_FIELD_NUMBER: _ClassVar[int]
+    LEAVES_FIELD_NUMBER: _ClassVar[int]
+    treedef: _tree_pb2.TreeDef
+    leaves: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, treedef: _Optional[_Union[_tree_pb2.TreeDef, _Mapping]] = ..., leaves: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class SpecsPayload(_message.Message):
+    __slots__ = ("header", "table", "specs")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SPECS_FIELD_NUMBER: _ClassVar[int]
+    header: Header
+    table: _table_pb2.SharedObjectTable
+    specs: Specs
+    def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ..., table: _Optional[_Union[_table_pb2.SharedObjectTable, _Mapping]] = ..., specs: _Optional[_Union[Specs, _Mapping]] = ...) -> None: ...
+
+class FunctionRef(_message.Message):
+    __slots__ = ("module", "qualname")
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    QUALNAME_FIELD_NUMBER: _ClassVar[int]
+    module: str
+    qualname: str
+    def __init__(self, module: _Optional[str] = ..., qualname: _Optional[str] = ...) -> None: ...
+
+class PickledFunction(_message.Message):
+    __slots__ = ("pickle", "refs")
+    PICKLE_FIELD_NUMBER: _ClassVar[int]
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    pickle: bytes
+    refs: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, pickle: _Optional[bytes] = ..., refs: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Function(_message.Message):
+    __slots__ = ("by_name", "pickled")
+    BY_NAME_FIELD_NUMBER: _ClassVar[int]
+    PICKLED_FIELD_NUMBER: _ClassVar[int]
+    by_name: FunctionRef
+    pickled: PickledFunction
+    def __init__(self, by_name: _Optional[_Union[FunctionRef, _Mapping]] = ..., pickled: _Optional[_Union[PickledFunction, _Mapping]] = ...) -> None: ...
+
+class ProgramPayload(_message.Message):
+    __slots__ = ("header", "table", "function", "input_specs", "output_specs", "devices")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    FUNCTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SPECS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SPECS_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    header: Header
+    table: _table_pb2.SharedObjectTable
+    function: Function
+    input_specs: Specs
+    output_specs: Specs
+    devices: int
+    def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ..., table: _Optional[_Union[_table_pb2.SharedObjectTable, _Mapping]] = ..., function: _Optional[_Union[Function, _Mapping]] = ..., input_specs: _Optional[_Union[Specs, _Mapping]] = ..., output_specs: _Optional[_Union[Specs, _Mapping]] = ..., devices: _Optional[int] = ...) -> None: ...

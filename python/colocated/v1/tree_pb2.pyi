@@ -1,0 +1,53 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NODE_KIND_UNSPECIFIED: _ClassVar[NodeKind]
+    NODE_KIND_LEAF: _ClassVar[NodeKind]
+    NODE_KIND_NONE: _ClassVar[NodeKind]
+    NODE_KIND_TUPLE: _ClassVar[NodeKind]
+    NODE_KIND_LIST: _ClassVar[NodeKind]
+    NODE_KIND_DICT: _ClassVar[NodeKind]
+    NODE_KIND_NAMEDTUPLE: _ClassVar[NodeKind]
+    NODE_KIND_CUSTOM: _ClassVar[NodeKind]
+NODE_KIND_UNSPECIFIED: NodeKind
+NODE_KIND_LEAF: NodeKind
+NODE_KIND_NONE: NodeKind
+NODE_KIND_TUPLE: NodeKind
+NODE_KIND_LIST: NodeKind
+NODE_KIND_DICT: NodeKind
+NODE_KIND_NAMEDTUPLE: NodeKind
+NODE_KIND_CUSTOM: NodeKind
+
+class TreeDef(_message.Message):
+    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data")
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    ARITIES_FIELD_NUMBER: _ClassVar[int]
+    STRINGS_FIELD_NUMBER: _ClassVar[int]
+    DICT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    NODE_TYPES_FIELD_NUMBER: _ClassVar[int]
+    TYPE_REFS_FIELD_NUMBER: _ClassVar[int]
+    NODE_DATA_FIELD_NUMBER: _ClassVar[int]
+    kinds: _containers.RepeatedScalarFieldContainer[NodeKind]
+    arities: _containers.RepeatedScalarFieldContainer[int]
+    strings: _containers.RepeatedScalarFieldContainer[str]
+    dict_keys: _containers.RepeatedScalarFieldContainer[int]
+    node_types: _containers.RepeatedCompositeFieldContainer[NodeType]
+    type_refs: _containers.RepeatedScalarFieldContainer[int]
+    node_data: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class NodeType(_message.Message):
+    __slots__ = ("name", "fields")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ...) -> None: ...

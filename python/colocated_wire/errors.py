@@ -1,0 +1,61 @@
+"""Errors raised by colocated_wire.
+
+Decoding reads bytes from a peer that is not trusted, so everything that is
+wrong with a payload is one exception type, `DecodeError`, carrying a `path`
+(proto field names in snake_case, as in docs/wire-format.md) and a `code`
+from the table in that document. TypeScript raises the same path and code
+for the same bad payload, so one corpus of bad payloads tests both.
+
+`EncodeError` is for models that cannot be written (an unsupported sharding,
+a dict with non-string keys, ...). `LiftError` is for payloads that are
+well formed but cannot be turned into objects *here*: a device id this
+worker lacks, a function in a module that is not allowed.
+"""
+
+from __future__ import annotations
+
+# The codes of docs/wire-format.md, "Errors: path and code".
+DECODE_ERROR_CODES = frozenset(
+    {
+        "malformed",
+        "unsupported-version",
+        "wrong-payload-kind",
+        "missing",
+        "reference-out-of-range",
+        "forward-reference",
+        "wrong-entry-kind",
+        "unknown-enum",
+        "invalid-mesh",
+        "duplicate-device",
+        "invalid-iota",
+        "unknown-axis",
+        "repeated-axis",
+        "invalid-tree",
+        "invalid-value",
+        "limit-exceeded",
+    }
+)
+
+
+class DecodeError(ValueError):
+    """A payload is not a valid colocated.v1 payload."""
+
+    def __init__(self, path: str, code: str, detail: str):
+        if code not in DECODE_ERROR_CODES:
+            raise AssertionError(f"unknown decode error code {code!r}")
+        super().__init__(f"{path}: {detail}")
+        self.path = path
+        self.code = code
+        self.detail = detail
+
+
+class EncodeError(ValueError):
+    """A model cannot be written in the colocated.v1 format."""
+
+
+class LiftError(LookupError):
+    """A valid payload names something this process does not have."""
+
+
+class FunctionNotAvailableError(RuntimeError):
+    """The payload's function was not loaded (pickle not allowed, ...)."""

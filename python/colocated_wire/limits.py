@@ -1,0 +1,23 @@
+"""Limits a decoder enforces before it allocates anything.
+
+A payload of a few bytes can describe an iota of billions of devices or a
+tree millions of levels deep. Each count is checked against these limits
+before the decoder materializes it. The defaults are docs/wire-format.md's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodeLimits:
+    payload_bytes: int = 64 * 1024 * 1024
+    table_entries: int = 1_000_000
+    devices_per_list: int = 4_194_304
+    mesh_rank: int = 64
+    tree_nodes: int = 10_000_000
+    tree_depth: int = 1_000
+
+
+DEFAULT_LIMITS = DecodeLimits()

@@ -1,0 +1,378 @@
+"""PyTreeDef <-> TreeDef message: a tree as packed preorder columns.
+
+A spec tree of a thousand leaves is a thousand nodes, so a node costs about
+a byte (its kind) instead of a message. Lowering walks the PyTreeDef with
+`node_data()` / `children()`; lifting rebuilds it bottom-up with
+`PyTreeDef.from_node_data_and_children`, iteratively, so a deep tree cannot
+exhaust Python's recursion limit.
+
+Node types travel by name, "module.QualName". Lifting looks a class up in
+`sys.modules` and never imports anything. A namedtuple that is not found is
+synthesized with the same name and fields (one class per name and fields,
+so equal payloads give equal treedefs); a custom node that is not found is a
+`LiftError`.
+
+Custom node data is opaque bytes on the wire. This library writes only what
+it can read back without running code: aux data `None` is empty bytes;
+otherwise `b"j"` followed by compact JSON of a value built from None, bool,
+int, str and tuples (written as JSON arrays, read back as tuples), which
+covers `register_dataclass` (its aux data is a tuple of meta-field values).
+Anything else is an `EncodeError`.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from jax import tree_util
+
+from colocated.v1 import tree_pb2
+from colocated_wire.errors import DecodeError, EncodeError, LiftError
+from colocated_wire.limits import DecodeLimits
+
+_NONE_TYPE = type(None)
+_CONTAINERS = frozenset(
+    {
+        tree_pb2.NODE_KIND_TUPLE,
+        tree_pb2.NODE_KIND_LIST,
+        tree_pb2.NODE_KIND_DICT,
+        tree_pb2.NODE_KIND_NAMEDTUPLE,
+        tree_pb2.NODE_KIND_CUSTOM,
+    }
+)
+_KNOWN_KINDS = _CONTAINERS | {tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE}
+
+
+def type_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_namedtuple(cls: type) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+# ---- custom node data -------------------------------------------------------
+
+
+def _aux_to_json(aux: Any) -> Any:
+    if aux is None or isinstance(aux, bool | int | str):
+        return aux
+    if type(aux) is tuple:
+        return [_aux_to_json(a) for a in aux]
+    raise EncodeError(
+        f"custom pytree node data {aux!r} of type {type(aux).__name__} cannot be encoded:"
+        " only None, bool, int, str and tuples of them are supported"
+    )
+
+
+def _aux_from_json(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_aux_from_json(v) for v in value)
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    raise ValueError(f"unsupported node data value {value!r}")
+
+
+def encode_node_data(aux: Any) -> bytes:
+    if aux is None:
+        return b""
+    text = json.dumps(_aux_to_json(aux), separators=(",", ":"), ensure_ascii=False)
+    return b"j" + text.encode()
+
+
+def decode_node_data(data: bytes) -> Any:
+    if data == b"":
+        return None
+    if data[:1] != b"j":
+        raise ValueError("node data is not in a format this library writes")
+    return _aux_from_json(json.loads(data[1:].decode()))
+
+
+# ---- lowering ---------------------------------------------------------------
+
+
+def lower_treedef(treedef: tree_util.PyTreeDef) -> tree_pb2.TreeDef:
+    kinds: list[int] = []
+    arities: list[int] = []
+    strings: list[str] = []
+    string_index: dict[str, int] = {}
+    dict_keys: list[int] = []
+    node_types: list[tuple[str, tuple[str, ...]]] = []
+    type_index: dict[tuple[str, tuple[str, ...]], int] = {}
+    type_refs: list[int] = []
+    node_data: list[bytes] = []
+
+    def ref_type(key: tuple[str, tuple[str, ...]]) -> None:
+        if key not in type_index:
+            type_index[key] = len(node_types)
+            node_types.append(key)
+        type_refs.append(type_index[key])
+
+    stack = [treedef]
+    while stack:
+        t = stack.pop()
+        nd = t.node_data()
+        if nd is None:
+            kinds.append(tree_pb2.NODE_KIND_LEAF)
+            continue
+        cls, aux = nd
+        if cls is _NONE_TYPE:
+            kinds.append(tree_pb2.NODE_KIND_NONE)
+            continue
+        children = t.children()
+        if cls is tuple:
+            kinds.append(tree_pb2.NODE_KIND_TUPLE)
+        elif cls is list:
+            kinds.append(tree_pb2.NODE_KIND_LIST)
+        elif cls is dict:
+            keys = list(aux)
+            bad = [k for k in keys if type(k) is not str]
+            if bad:
+                raise EncodeError(f"dict key {bad[0]!r} is not a str: only str dict keys encode")
+            keys.sort()  # str order is code-point order
+            kinds.append(tree_pb2.NODE_KIND_DICT)
+            for k in keys:
+                if k not in string_index:
+                    string_index[k] = len(strings)
+                    strings.append(k)
+                dict_keys.append(string_index[k])
+        elif _is_namedtuple(cls) and aux is None:
+            kinds.append(tree_pb2.NODE_KIND_NAMEDTUPLE)
+            ref_type((type_name(cls), tuple(cls._fields)))
+        else:
+            kinds.append(tree_pb2.NODE_KIND_CUSTOM)
+            ref_type((type_name(cls), ()))
+            node_data.append(encode_node_data(aux))
+        arities.append(len(children))
+        stack.extend(reversed(children))
+
+    msg = tree_pb2.TreeDef(
+        kinds=kinds,
+        arities=arities,
+        strings=strings,
+        dict_keys=dict_keys,
+        type_refs=type_refs,
+        node_data=node_data,
+    )
+    for name, fields in node_types:
+        msg.node_types.add(name=name, fields=fields)
+    return msg
+
+
+# ---- validation -------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    kind: int
+    arity: int = 0
+    keys: tuple[str, ...] = ()
+    node_type: int = -1
+    data: bytes = b""
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeShape:
+    """A validated tree, still plain data: nodes in preorder."""
+
+    nodes: list[Node]
+    node_types: list[tuple[str, tuple[str, ...]]]
+    num_leaves: int
+
+
+def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> TreeShape:
+    kinds = msg.kinds
+    n = len(kinds)
+    if n > limits.tree_nodes:
+        raise DecodeError(
+            f"{path}.kinds", "limit-exceeded", f"{n} nodes exceed the limit of {limits.tree_nodes}"
+        )
+    if n == 0:
+        raise DecodeError(f"{path}.kinds", "invalid-tree", "a tree has no nodes")
+    arities, dict_keys, strings = msg.arities, msg.dict_keys, msg.strings
+    type_refs, node_data, node_types = msg.type_refs, msg.node_data, msg.node_types
+    ai = di = ti = ci = 0
+    leaves = 0
+    nodes: list[Node] = []
+    pending: list[int] = []
+    for i, kind in enumerate(kinds):
+        if i and not pending:
+            raise DecodeError(f"{path}.kinds[{i}]", "invalid-tree", "nodes follow the end of the tree")
+        if pending:
+            pending[-1] -= 1
+        if kind not in _KNOWN_KINDS:
+            raise DecodeError(f"{path}.kinds[{i}]", "unknown-enum", f"unknown node kind {kind}")
+        if kind == tree_pb2.NODE_KIND_LEAF:
+            leaves += 1
+            nodes.append(Node(kind))
+        elif kind == tree_pb2.NODE_KIND_NONE:
+            nodes.append(Node(kind))
+        else:
+            if ai >= len(arities):
+                raise DecodeError(f"{path}.arities", "invalid-tree", "fewer arities than containers")
+            arity = arities[ai]
+            ai += 1
+            if arity > n:
+                raise DecodeError(
+                    f"{path}.arities[{ai - 1}]", "invalid-tree", f"arity {arity} exceeds the tree"
+                )
+            keys: tuple[str, ...] = ()
+            node_type = -1
+            data = b""
+            if kind == tree_pb2.NODE_KIND_DICT:
+                if di + arity > len(dict_keys):
+                    raise DecodeError(f"{path}.dict_keys", "invalid-tree", "too few dict keys")
+                ks = []
+                for j in range(di, di + arity):
+                    k = dict_keys[j]
+                    if k >= len(strings):
+                        raise DecodeError(
+                            f"{path}.dict_keys[{j}]", "invalid-tree", f"no string {k} in strings"
+                        )
+                    if ks and not ks[-1] < strings[k]:
+                        raise DecodeError(
+                            f"{path}.dict_keys[{j}]",
+                            "invalid-tree",
+                            "dict keys are not distinct and sorted by code point",
+                        )
+                    ks.append(strings[k])
+                keys = tuple(ks)
+                di += arity
+            elif kind in (tree_pb2.NODE_KIND_NAMEDTUPLE, tree_pb2.NODE_KIND_CUSTOM):
+                if ti >= len(type_refs):
+                    raise DecodeError(f"{path}.type_refs", "invalid-tree", "too few type refs")
+                node_type = type_refs[ti]
+                if node_type >= len(node_types):
+                    raise DecodeError(
+                        f"{path}.type_refs[{ti}]", "invalid-tree", f"no node type {node_type}"
+                    )
+                ti += 1
+                if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
+                    fields = list(node_types[node_type].fields)
+                    if len(fields) != arity:
+                        raise DecodeError(
+                            f"{path}.arities[{ai - 1}]",
+                            "invalid-tree",
+                            f"a namedtuple of {len(fields)} fields has {arity} children",
+                        )
+                    _check_namedtuple_type(node_types[node_type], f"{path}.node_types[{node_type}]")
+                else:
+                    if ci >= len(node_data):
+                        raise DecodeError(f"{path}.node_data", "invalid-tree", "too few node data")
+                    data = node_data[ci]
+                    ci += 1
+            nodes.append(Node(kind, arity, keys, node_type, data))
+            if arity:
+                pending.append(arity)
+                if len(pending) > limits.tree_depth:
+                    raise DecodeError(
+                        f"{path}.kinds[{i}]",
+                        "limit-exceeded",
+                        f"tree depth exceeds the limit of {limits.tree_depth}",
+                    )
+        while pending and pending[-1] == 0:
+            pending.pop()
+    if pending:
+        raise DecodeError(f"{path}.kinds", "invalid-tree", "the tree ends before its last node")
+    for name, used, have in (
+        ("arities", ai, len(arities)),
+        ("dict_keys", di, len(dict_keys)),
+        ("type_refs", ti, len(type_refs)),
+        ("node_data", ci, len(node_data)),
+    ):
+        if used != have:
+            raise DecodeError(
+                f"{path}.{name}", "invalid-tree", f"{have} entries where the kinds imply {used}"
+            )
+    types = [(t.name, tuple(t.fields)) for t in node_types]
+    return TreeShape(nodes, types, leaves)
+
+
+def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
+    if not t.name:
+        raise DecodeError(f"{path}.name", "invalid-value", "a namedtuple type has no name")
+    fields = list(t.fields)
+    for j, f in enumerate(fields):
+        if not f.isidentifier() or f.startswith("_") or f in fields[:j]:
+            raise DecodeError(f"{path}.fields[{j}]", "invalid-value", f"bad field name {f!r}")
+
+
+# ---- lifting ----------------------------------------------------------------
+
+_SYNTHESIZED: dict[tuple[str, tuple[str, ...]], type] = {}
+
+
+def _find_class(name: str) -> type | None:
+    """The class named "module.QualName" among already-imported modules."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        mod = sys.modules.get(".".join(parts[:i]))
+        if mod is None:
+            continue
+        obj: Any = mod
+        for attr in parts[i:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                break
+        if isinstance(obj, type):
+            return obj
+    return None
+
+
+def _namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
+    cls = _find_class(name)
+    if cls is not None and _is_namedtuple(cls) and tuple(cls._fields) == fields:
+        return cls
+    key = (name, fields)
+    if key not in _SYNTHESIZED:
+        module, _, qualname = name.rpartition(".")
+        typename = qualname.rpartition(".")[2]
+        if not typename.isidentifier():
+            typename = "namedtuple"
+        _SYNTHESIZED[key] = collections.namedtuple(typename, fields, module=module or None)
+    return _SYNTHESIZED[key]
+
+
+def lift_treedef(shape: TreeShape) -> tree_util.PyTreeDef:
+    registry = tree_util.default_registry
+    make = tree_util.PyTreeDef.from_node_data_and_children
+    classes: dict[int, type] = {}
+    leaf = make(registry, None, [])
+    none = make(registry, (_NONE_TYPE, None), [])
+    stack: list[tree_util.PyTreeDef] = []
+    for node in reversed(shape.nodes):
+        if node.kind == tree_pb2.NODE_KIND_LEAF:
+            stack.append(leaf)
+            continue
+        if node.kind == tree_pb2.NODE_KIND_NONE:
+            stack.append(none)
+            continue
+        children = [stack.pop() for _ in range(node.arity)]
+        if node.kind == tree_pb2.NODE_KIND_TUPLE:
+            nd = (tuple, None)
+        elif node.kind == tree_pb2.NODE_KIND_LIST:
+            nd = (list, None)
+        elif node.kind == tree_pb2.NODE_KIND_DICT:
+            nd = (dict, list(node.keys))
+        elif node.kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
+            if node.node_type not in classes:
+                classes[node.node_type] = _namedtuple_class(*shape.node_types[node.node_type])
+            nd = (classes[node.node_type], None)
+        else:
+            name = shape.node_types[node.node_type][0]
+            cls = _find_class(name)
+            if cls is None:
+                raise LiftError(f"pytree node type {name} is not defined in this process")
+            try:
+                nd = (cls, decode_node_data(node.data))
+                stack.append(make(registry, nd, children))
+            except (ValueError, TypeError) as e:
+                raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
+            continue
+        stack.append(make(registry, nd, children))
+    assert len(stack) == 1
+    return stack[0]

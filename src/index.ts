@@ -1,0 +1,38 @@
+export { decodeProgram, decodeSpecs } from "./decode";
+export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
+export { DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
+export { findIota, type Iota, materializeIota } from "./iota";
+export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";
+export { Device, DeviceList } from "./model/device-list";
+export { DTYPE_NAMES, type DTypeName } from "./model/dtype";
+export { AxisType, Mesh } from "./model/mesh";
+export {
+  PartitionSpec,
+  type PartitionSpecEntry,
+  type PartitionSpecOptions,
+  UNCONSTRAINED,
+  Unconstrained,
+} from "./model/partition-spec";
+export {
+  FunctionRef,
+  PickledFunction,
+  type Program,
+  type SharedObject,
+  type Specs,
+} from "./model/program";
+export { ShapeDtypeStruct, type ShapeDtypeStructOptions } from "./model/shape-dtype-struct";
+export {
+  GSPMDSharding,
+  type HloSharding,
+  type HloShardingType,
+  NamedSharding,
+  type Sharding,
+  type ShardingOptions,
+  SingleDeviceSharding,
+} from "./model/sharding";
+export { forEachNode, PyTreeDef, type TreeNode } from "./model/tree";
+export { treeFlatten, treeUnflatten } from "./model/tree-util";
+export { CustomNode, NamedTuple, Tuple, tuple } from "./model/tree-values";
+export { UnknownEntry } from "./model/unknown-entry";
+export type { DecodeOptions } from "./validate/payload";
+export { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";

@@ -1,0 +1,67 @@
+import { compareCodePoints, ValueObject } from "./value-key";
+
+/** The type of P.UNCONSTRAINED: let the compiler choose this dimension's sharding. */
+export class Unconstrained {
+  private constructor() {}
+  static readonly instance = new Unconstrained();
+  toString(): string {
+    return "UNCONSTRAINED";
+  }
+}
+
+/** P.UNCONSTRAINED. */
+export const UNCONSTRAINED = Unconstrained.instance;
+
+/** One PartitionSpec entry: None, one axis name, a tuple of axis names, or UNCONSTRAINED. */
+export type PartitionSpecEntry = null | string | readonly string[] | Unconstrained;
+
+/** The axis sets a PartitionSpec also carries. */
+export interface PartitionSpecOptions {
+  unreduced?: Iterable<string>;
+  reduced?: Iterable<string>;
+}
+
+/** jax.sharding.PartitionSpec: how each array dimension maps onto mesh axes. */
+export class PartitionSpec extends ValueObject {
+  readonly entries: readonly PartitionSpecEntry[];
+  /** Sorted by code point. */
+  readonly unreduced: readonly string[];
+  /** Sorted by code point. */
+  readonly reduced: readonly string[];
+
+  constructor(...entries: PartitionSpecEntry[]) {
+    super();
+    this.entries = Object.freeze(
+      entries.map((e) => (Array.isArray(e) ? Object.freeze([...e]) : e)),
+    );
+    this.unreduced = [];
+    this.reduced = [];
+  }
+
+  /** A spec with unreduced and reduced axes, like P(*entries, unreduced=..., reduced=...). */
+  static create(
+    entries: readonly PartitionSpecEntry[],
+    options: PartitionSpecOptions = {},
+  ): PartitionSpec {
+    const spec = new PartitionSpec(...entries);
+    const sorted = (axes?: Iterable<string>) =>
+      Object.freeze([...new Set(axes ?? [])].sort(compareCodePoints));
+    Object.assign(spec, { unreduced: sorted(options.unreduced), reduced: sorted(options.reduced) });
+    return spec;
+  }
+
+  /** Every axis name the spec uses, in order, repeats included. */
+  get axisNames(): string[] {
+    const names: string[] = [];
+    for (const e of this.entries) {
+      if (typeof e === "string") names.push(e);
+      else if (Array.isArray(e)) names.push(...e);
+    }
+    return [...names, ...this.unreduced, ...this.reduced];
+  }
+
+  protected computeKey(): string {
+    const entries = this.entries.map((e) => (e === UNCONSTRAINED ? { u: 1 } : e));
+    return `P(${JSON.stringify([entries, this.unreduced, this.reduced])})`;
+  }
+}

@@ -1,0 +1,32 @@
+import type { DTypeName } from "./dtype";
+import type { Sharding } from "./sharding";
+import { ValueObject } from "./value-key";
+
+/** Options of a ShapeDtypeStruct beyond shape, dtype and sharding. */
+export interface ShapeDtypeStructOptions {
+  weakType?: boolean;
+}
+
+/** jax.ShapeDtypeStruct: an array's shape, dtype, sharding and weak type. */
+export class ShapeDtypeStruct extends ValueObject {
+  readonly shape: readonly number[];
+  readonly sharding: Sharding | null;
+  readonly weakType: boolean;
+
+  constructor(
+    shape: readonly number[],
+    readonly dtype: DTypeName,
+    sharding?: Sharding | null,
+    options: ShapeDtypeStructOptions = {},
+  ) {
+    super();
+    this.shape = Object.freeze([...shape]);
+    this.sharding = sharding ?? null;
+    this.weakType = options.weakType ?? false;
+  }
+
+  protected computeKey(): string {
+    const head = JSON.stringify([this.shape, this.dtype, this.weakType]);
+    return `ShapeDtypeStruct(${head},${this.sharding?.key ?? "null"})`;
+  }
+}

@@ -1,0 +1,67 @@
+import { ValueObject } from "./value-key";
+
+/** One node of a PyTreeDef. Dict keys are sorted by code point, as JAX sorts them. */
+export type TreeNode =
+  | { readonly kind: "leaf" }
+  | { readonly kind: "none" }
+  | { readonly kind: "tuple"; readonly children: readonly TreeNode[] }
+  | { readonly kind: "list"; readonly children: readonly TreeNode[] }
+  | {
+      readonly kind: "dict";
+      readonly keys: readonly string[];
+      readonly children: readonly TreeNode[];
+    }
+  | {
+      readonly kind: "namedtuple";
+      /** "module.QualName" of the namedtuple class. */
+      readonly typeName: string;
+      readonly fields: readonly string[];
+      readonly children: readonly TreeNode[];
+    }
+  | {
+      readonly kind: "custom";
+      /** "module.QualName" of the registered node type (dataclasses included). */
+      readonly typeName: string;
+      /** The node's auxiliary data, opaque to TypeScript. */
+      readonly nodeData: Uint8Array;
+      readonly children: readonly TreeNode[];
+    };
+
+/** The kinds of container node, which have children. */
+export type ContainerNode = Extract<TreeNode, { children: readonly TreeNode[] }>;
+
+/** jax.tree_util.PyTreeDef: the structure of a pytree, without its leaves. */
+export class PyTreeDef extends ValueObject {
+  readonly numLeaves: number;
+  readonly numNodes: number;
+
+  constructor(readonly root: TreeNode) {
+    super();
+    let leaves = 0;
+    let nodes = 0;
+    forEachNode(root, (node) => {
+      nodes++;
+      if (node.kind === "leaf") leaves++;
+    });
+    this.numLeaves = leaves;
+    this.numNodes = nodes;
+  }
+
+  protected computeKey(): string {
+    return `PyTreeDef(${JSON.stringify(this.root, (_, v) =>
+      v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v,
+    )})`;
+  }
+}
+
+/** Visits every node in preorder, without recursion, so deep trees cannot overflow the stack. */
+export function forEachNode(root: TreeNode, visit: (node: TreeNode) => void): void {
+  const stack: TreeNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as TreeNode;
+    visit(node);
+    if ("children" in node) {
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+    }
+  }
+}
