@@ -201,7 +201,9 @@ def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> 
     pending: list[int] = []
     for i, kind in enumerate(kinds):
         if i and not pending:
-            raise DecodeError(f"{path}.kinds[{i}]", "invalid-tree", "nodes follow the end of the tree")
+            raise DecodeError(
+                f"{path}.kinds[{i}]", "invalid-tree", "nodes follow the end of the tree"
+            )
         if pending:
             pending[-1] -= 1
         if kind not in _KNOWN_KINDS:
@@ -213,7 +215,9 @@ def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> 
             nodes.append(Node(kind))
         else:
             if ai >= len(arities):
-                raise DecodeError(f"{path}.arities", "invalid-tree", "fewer arities than containers")
+                raise DecodeError(
+                    f"{path}.arities", "invalid-tree", "fewer arities than containers"
+                )
             arity = arities[ai]
             ai += 1
             if arity > n:

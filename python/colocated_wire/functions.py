@@ -1,0 +1,72 @@
+"""How a program's function travels: by name, or pickled.
+
+A module-level function that its module hands back by name
+(`getattr(import_module(f.__module__), qualname) is f`, no `<locals>`, not
+`__main__`) is sent as a FunctionRef: small, readable in any language, and
+resolvable on a worker without unpickling. Resolving imports the module, so
+a worker may restrict it with `allowed_modules`.
+
+Anything else (lambdas, closures, partials, functions of `__main__`) is
+cloudpickled. A pickled function is loaded only with `allow_pickle=True`;
+otherwise the program's function slot holds an `UnloadedFunction`, which
+keeps the pickle and raises `FunctionNotAvailableError` when called, while
+the rest of the payload is lifted as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Collection
+from typing import Any
+
+from colocated_wire.errors import FunctionNotAvailableError, LiftError
+
+
+def name_of(fun: Callable) -> tuple[str, str] | None:
+    """(module, qualname) if `fun` can be found again by that name."""
+    module = getattr(fun, "__module__", None)
+    qualname = getattr(fun, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if module == "__main__" or "<" in qualname:
+        return None
+    try:
+        found = _resolve(importlib.import_module(module), qualname)
+    except (ImportError, AttributeError):
+        return None
+    return (module, qualname) if found is fun else None
+
+
+def _resolve(obj: Any, qualname: str) -> Any:
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve_by_name(
+    module: str, qualname: str, allowed_modules: Collection[str] | None = None
+) -> Callable:
+    if allowed_modules is not None and module not in allowed_modules:
+        raise LiftError(f"function {module}.{qualname}: module {module!r} is not allowed")
+    if not module or not qualname or "<" in qualname:
+        raise LiftError(f"function {module!r}.{qualname!r} is not a module-level name")
+    try:
+        fun = _resolve(importlib.import_module(module), qualname)
+    except (ImportError, AttributeError) as e:
+        raise LiftError(f"function {module}.{qualname} cannot be found: {e}") from e
+    if not callable(fun):
+        raise LiftError(f"{module}.{qualname} is not callable")
+    return fun
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UnloadedFunction:
+    """A function that was not loaded; calling it raises with the reason."""
+
+    reason: str
+    pickle: bytes = b""
+    shared: tuple[Any, ...] = ()
+
+    def __call__(self, *args, **kwargs):
+        raise FunctionNotAvailableError(self.reason)

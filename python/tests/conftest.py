@@ -1,0 +1,27 @@
+"""Test setup: JAX on CPU with 1024 host devices, started once per session.
+
+The device count is fixed when JAX first initializes, so it is set here,
+before anything imports jax. A 128x8 mesh of 1024 devices is part of the
+size test.
+"""
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1024")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def devices():
+    devs = jax.devices()
+    assert len(devs) >= 64, "tests need many CPU devices (XLA_FLAGS device count)"
+    return devs
+
+
+@pytest.fixture(scope="session")
+def mesh_2x4(devices):
+    return jax.sharding.Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
