@@ -5,14 +5,16 @@ import { liftSpecs } from "./lift/specs";
 import { liftTable } from "./lift/table";
 import { resolveLimits } from "./limits";
 import type { Program, Specs } from "./model/program";
-import { checkHeader, type DecodeOptions, parsePayload } from "./validate/payload";
+import { type DecodeOptions, parsePayload } from "./validate/payload";
 
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
 export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Specs {
   return onlyDecodeErrors(() => {
     const limits = resolveLimits(options.limits);
-    const message = parsePayload(SpecsPayload, bytes, limits);
-    checkHeader(message.header, PayloadKind.PAYLOAD_KIND_SPECS, options);
+    const message = parsePayload(SpecsPayload, PayloadKind.PAYLOAD_KIND_SPECS, bytes, {
+      ...options,
+      limits,
+    });
     const refs = liftTable(message.table, limits);
     return liftSpecs(message.specs, refs, "specs", limits);
   });
@@ -22,8 +24,10 @@ export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Spe
 export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): Program {
   return onlyDecodeErrors(() => {
     const limits = resolveLimits(options.limits);
-    const message = parsePayload(ProgramPayload, bytes, limits);
-    checkHeader(message.header, PayloadKind.PAYLOAD_KIND_PROGRAM, options);
+    const message = parsePayload(ProgramPayload, PayloadKind.PAYLOAD_KIND_PROGRAM, bytes, {
+      ...options,
+      limits,
+    });
     const refs = liftTable(message.table, limits);
     return liftProgram(message, refs, limits);
   });

@@ -1,5 +1,5 @@
 import type { BinaryReader } from "@bufbuild/protobuf/wire";
-import { type Header, PayloadKind } from "../../gen/ts/colocated/v1/payload";
+import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocated/v1/payload";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { SCHEMA_MAJOR_VERSION } from "../version";
@@ -16,58 +16,52 @@ interface MessageDecoder<T> {
   decode(input: BinaryReader | Uint8Array): T;
 }
 
-/** Parses payload bytes into a message; any failure of the protobuf layer is `malformed`. */
+/**
+ * Parses payload bytes into a message of the expected kind. The header is read and checked
+ * first, so a newer major version or another payload kind is reported as such rather than
+ * as malformed bytes; any failure of the protobuf layer is `malformed`.
+ */
 export function parsePayload<T>(
   type: MessageDecoder<T>,
+  kind: PayloadKind,
   bytes: Uint8Array,
-  limits: DecodeLimits,
+  options: DecodeOptions & { limits: DecodeLimits },
 ): T {
-  if (bytes.length > limits.maxPayloadBytes) {
-    throw new DecodeError(
-      "payload",
-      "limit-exceeded",
-      `${bytes.length} bytes pass the limit of ${limits.maxPayloadBytes}`,
-    );
+  const { maxPayloadBytes } = options.limits;
+  if (bytes.length > maxPayloadBytes) {
+    const detail = `${bytes.length} bytes pass the limit of ${maxPayloadBytes}`;
+    throw new DecodeError("payload", "limit-exceeded", detail);
   }
+  checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
+  return parse(type, bytes);
+}
+
+function parse<T>(type: MessageDecoder<T>, bytes: Uint8Array): T {
   try {
     return type.decode(bytes);
   } catch (error) {
-    throw new DecodeError(
-      "payload",
-      "malformed",
-      `not a valid protobuf message (${(error as Error).message})`,
-    );
+    const detail = `not a valid protobuf message (${(error as Error).message})`;
+    throw new DecodeError("payload", "malformed", detail);
   }
 }
 
 /** Checks the header: major version 1, the expected kind, and a minor version within reach. */
-export function checkHeader(
-  header: Header | undefined,
-  kind: PayloadKind,
-  options: DecodeOptions,
-): void {
-  if (!header)
+function checkHeader(header: Header | undefined, kind: PayloadKind, options: DecodeOptions): void {
+  if (!header) {
     throw new DecodeError("header", "unsupported-version", "no header: not a colocated.v1 payload");
-  if (header.majorVersion !== SCHEMA_MAJOR_VERSION) {
-    throw new DecodeError(
-      "header.major_version",
-      "unsupported-version",
-      `schema major version ${header.majorVersion}; this decoder reads ${SCHEMA_MAJOR_VERSION}`,
-    );
   }
-  if (options.maxMinorVersion !== undefined && header.minorVersion > options.maxMinorVersion) {
-    throw new DecodeError(
-      "header.minor_version",
-      "unsupported-version",
-      `minor version ${header.minorVersion} is newer than the agreed ${options.maxMinorVersion}`,
-    );
+  if (header.majorVersion !== SCHEMA_MAJOR_VERSION) {
+    const detail = `schema major version ${header.majorVersion}; this decoder reads ${SCHEMA_MAJOR_VERSION}`;
+    throw new DecodeError("header.major_version", "unsupported-version", detail);
+  }
+  const { maxMinorVersion } = options;
+  if (maxMinorVersion !== undefined && header.minorVersion > maxMinorVersion) {
+    const detail = `minor version ${header.minorVersion} is newer than the agreed ${maxMinorVersion}`;
+    throw new DecodeError("header.minor_version", "unsupported-version", detail);
   }
   if (header.kind !== kind) {
-    throw new DecodeError(
-      "header.kind",
-      "wrong-payload-kind",
-      `this is a ${kindName(header.kind)} payload, not a ${kindName(kind)} payload`,
-    );
+    const detail = `this is a ${kindName(header.kind)} payload, not a ${kindName(kind)} payload`;
+    throw new DecodeError("header.kind", "wrong-payload-kind", detail);
   }
 }
 

@@ -67,6 +67,15 @@ export interface Header {
 }
 
 /**
+ * What every top-level payload starts with. A reader decodes any payload as
+ * this first, to check the version and kind before it parses the rest.
+ */
+export interface PayloadEnvelope {
+  header?: Header | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
  * A pytree of jax.ShapeDtypeStruct: its structure plus its leaves, each a
  * reference to an ArraySpec entry of the enclosing payload's table.
  */
@@ -247,6 +256,91 @@ export const Header: MessageFns<Header> = {
     message.majorVersion = object.majorVersion ?? 0;
     message.minorVersion = object.minorVersion ?? 0;
     message.kind = object.kind ?? 0;
+    return message;
+  },
+};
+
+function createBasePayloadEnvelope(): PayloadEnvelope {
+  return { header: undefined, _unknownFields: {} };
+}
+
+export const PayloadEnvelope: MessageFns<PayloadEnvelope> = {
+  encode(message: PayloadEnvelope, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      Header.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PayloadEnvelope {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePayloadEnvelope();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = Header.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PayloadEnvelope {
+    return { header: isSet(object.header) ? Header.fromJSON(object.header) : undefined };
+  },
+
+  toJSON(message: PayloadEnvelope): unknown {
+    const obj: any = {};
+    if (message.header !== undefined) {
+      obj.header = Header.toJSON(message.header);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PayloadEnvelope>, I>>(base?: I): PayloadEnvelope {
+    return PayloadEnvelope.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PayloadEnvelope>, I>>(object: I): PayloadEnvelope {
+    const message = createBasePayloadEnvelope();
+    message.header = (object.header !== undefined && object.header !== null)
+      ? Header.fromPartial(object.header)
+      : undefined;
     return message;
   },
 };

@@ -1,0 +1,311 @@
+"""serialize_specs / deserialize_specs: every entry kind, dtypes, trees, dedup."""
+
+import collections
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+from jax import numpy as jnp
+from jax._src import sharding_impls
+from jax._src.lib import xla_client as xc
+from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
+from jax.sharding import PartitionSpec as P
+
+from colocated.v1 import payload_pb2
+from colocated_wire import EncodeError, deserialize_specs, serialize_specs
+
+SDS = jax.ShapeDtypeStruct
+
+
+def roundtrip(tree):
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    data = serialize_specs(treedef, leaves)
+    treedef2, leaves2 = deserialize_specs(data)
+    assert treedef2 == treedef
+    assert list(leaves2) == leaves
+    assert serialize_specs(treedef2, leaves2) == data  # canonical after a round trip
+    return data, treedef2, leaves2
+
+
+def parse(data):
+    return payload_pb2.SpecsPayload.FromString(data)
+
+
+def kinds(data):
+    return [e.WhichOneof("kind") for e in parse(data).table.entries]
+
+
+def test_named_sharding_over_2d_mesh(mesh_2x4):
+    s = NamedSharding(mesh_2x4, P("x", None, ("y",)))
+    data, _, leaves = roundtrip([SDS((4, 2, 8), jnp.float32, sharding=s)])
+    assert kinds(data) == ["device_list", "mesh", "named_sharding", "array_spec"]
+    assert leaves[0].sharding == s
+
+
+def test_3d_mesh_with_transposed_device_order(devices):
+    order = np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1)
+    mesh = Mesh(np.array(devices[:24])[order], ("a", "b", "c"))
+    s = NamedSharding(mesh, P(("a", "c"), "b"))
+    data, _, leaves = roundtrip({"w": SDS((8, 3), jnp.bfloat16, sharding=s)})
+    dl = parse(data).table.entries[0].device_list
+    assert dl.WhichOneof("ids") == "iota"
+    assert leaves[0].sharding.mesh.devices.tolist() == mesh.devices.tolist()
+
+
+def test_irregular_mesh_uses_plain_or_delta(devices):
+    ids = [5, 3, 9, 0, 12, 7, 1, 2]
+    mesh = Mesh(np.array([devices[i] for i in ids]).reshape(4, 2), ("a", "b"))
+    data, _, leaves = roundtrip([SDS((4,), jnp.int8, sharding=NamedSharding(mesh, P("a")))])
+    assert parse(data).table.entries[0].device_list.WhichOneof("ids") in ("plain", "delta")
+
+
+def test_axis_types(devices):
+    mesh = Mesh(
+        np.array(devices[:8]).reshape(2, 2, 2),
+        ("e", "m", "a"),
+        axis_types=(AxisType.Explicit, AxisType.Manual, AxisType.Auto),
+    )
+    data, _, leaves = roundtrip([SDS((2,), jnp.float32, sharding=NamedSharding(mesh, P("e")))])
+    assert leaves[0].sharding.mesh.axis_types == (AxisType.Explicit, AxisType.Manual, AxisType.Auto)
+    assert list(parse(data).table.entries[1].mesh.axis_types) == [2, 3, 1]
+
+
+def test_partition_spec_forms(devices):
+    explicit = (AxisType.Explicit, AxisType.Explicit)
+    mesh_2x4 = Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"), axis_types=explicit)
+    specs = [
+        P(),
+        P(None),
+        P("x"),
+        P(("x", "y")),
+        P(P.UNCONSTRAINED, "y"),
+        P(None, unreduced={"y", "x"}),
+        P("x", reduced={"y"}),
+    ]
+    leaves = [SDS((4, 4), jnp.float32, sharding=NamedSharding(mesh_2x4, p)) for p in specs]
+    data, _, out = roundtrip(leaves)
+    for leaf, p in zip(out, specs, strict=True):
+        assert leaf.sharding.spec is p or leaf.sharding.spec == p
+    ns = [e.named_sharding for e in parse(data).table.entries if e.HasField("named_sharding")]
+    assert len(ns) == len(specs)
+    assert ns[0].HasField("spec") and ns[0].spec.ByteSize() == 0  # P() still written
+    assert [e.kind for e in ns[1].spec.entries] == [1]  # NONE
+    assert [e.kind for e in ns[2].spec.entries] == [2]  # AXIS
+    assert [(e.kind, list(e.axes)) for e in ns[3].spec.entries] == [(3, ["x", "y"])]
+    assert ns[4].spec.entries[0].kind == 4  # UNCONSTRAINED
+    assert list(ns[5].spec.unreduced) == ["x", "y"]  # sorted
+    assert list(ns[6].spec.reduced) == ["y"]
+
+
+def test_jax_canonicalizes_one_tuple_to_axis(mesh_2x4):
+    # P(('x',)) is P('x') in JAX 0.10.2, so it is written as an AXIS entry.
+    assert P(("x",)) is P("x")
+    s = NamedSharding(mesh_2x4, P(("x",)))
+    data, _, _ = roundtrip([SDS((4,), jnp.float32, sharding=s)])
+    assert parse(data).table.entries[2].named_sharding.spec.entries[0].kind == 2
+
+
+def test_memory_kinds(mesh_2x4, devices):
+    leaves = [
+        SDS((2,), jnp.float32, sharding=NamedSharding(mesh_2x4, P(), memory_kind="pinned_host")),
+        SDS((2,), jnp.float32, sharding=NamedSharding(mesh_2x4, P(), memory_kind="device")),
+        SDS((2,), jnp.float32, sharding=SingleDeviceSharding(devices[3])),
+        SDS((2,), jnp.float32, sharding=SingleDeviceSharding(devices[3], memory_kind="unpinned_host")),
+    ]
+    _, _, out = roundtrip(leaves)
+    assert [leaf.sharding.memory_kind for leaf in out] == [
+        "pinned_host",
+        "device",
+        "device",
+        "unpinned_host",
+    ]
+
+
+def test_single_device_sharding(devices):
+    data, _, out = roundtrip((SDS((3,), jnp.int32, sharding=SingleDeviceSharding(devices[42])),))
+    entry = parse(data).table.entries[0]
+    assert entry.single_device_sharding.device_id == 42
+    assert out[0].sharding.device_set == {devices[42]}
+
+
+@pytest.mark.parametrize(
+    "text,form",
+    [
+        ("{devices=[2,4]<=[8]}", "iota"),
+        ("{devices=[2,4]<=[4,2]T(1,0)}", "iota"),
+        ("{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "iota"),
+        ("{devices=[2,2,2]<=[2,2,2]T(2,1,0) last_tile_dims={manual}}", "iota"),
+        ("{devices=[2,4]3,1,0,2,4,5,6,7}", "explicit"),
+        ("{maximal device=3}", "explicit"),
+        ("{maximal device=0}", "iota"),
+        ("{replicated}", None),
+        ("{manual}", None),
+    ],
+)
+def test_gspmd_sharding(devices, text, form):
+    hlo = xc.HloSharding.from_string(text)
+    s = sharding_impls.GSPMDSharding(tuple(devices[8:16]), hlo)
+    data, _, out = roundtrip([SDS((8, 8), jnp.float32, sharding=s)])
+    g = parse(data).table.entries[1].gspmd_sharding
+    if form is None:
+        assert not g.HasField("tile_assignment")
+    else:
+        assert g.tile_assignment.WhichOneof("devices") == form
+    assert out[0].sharding == s
+
+
+def test_gspmd_tuple_sharding_is_refused(devices):
+    hlo = xc.HloSharding.tuple_sharding(
+        xc.Shape.tuple_shape([xc.Shape.array_shape(np.float32, (2,))]), [xc.HloSharding.replicate()]
+    )
+    s = sharding_impls.GSPMDSharding(tuple(devices[:2]), hlo)
+    with pytest.raises(EncodeError, match="tuple"):
+        serialize_specs(*reversed(jax.tree_util.tree_flatten([SDS((2,), jnp.float32, sharding=s)])))
+
+
+DTYPES = [
+    "bool",
+    "int2",
+    "int4",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint2",
+    "uint4",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+]
+
+
+def test_all_dtypes_and_weak_type():
+    leaves = [SDS((2, 3), jnp.dtype(name)) for name in DTYPES]
+    leaves += [SDS((), jnp.float32, weak_type=True), SDS((1,), np.dtypes.StringDType())]
+    _, _, out = roundtrip(leaves)
+    assert [str(leaf.dtype) for leaf in out[: len(DTYPES)]] == DTYPES
+    assert out[-2].weak_type is True
+    assert isinstance(out[-1].dtype, np.dtypes.StringDType)
+
+
+def test_unsupported_dtype():
+    with pytest.raises(EncodeError):
+        serialize_specs(jax.tree_util.tree_structure(0), [SDS((1,), np.dtype("<U3"))])
+
+
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+def test_trees():
+    a = SDS((1,), jnp.float32)
+    tree = (None, [a, {"b": a, "a": (a,), "é": None, "Z": []}], Point(a, [a]), ())
+    data, treedef, _ = roundtrip(tree)
+    td = parse(data).specs.treedef
+    assert list(td.strings) == ["Z", "a", "b", "é"]  # sorted by code point
+    assert [t.name for t in td.node_types] == [f"{__name__}.Point"]
+    # One distinct leaf spec: one table entry.
+    assert kinds(data) == ["array_spec"]
+    assert list(parse(data).specs.leaves) == [0] * 6
+
+
+def test_top_level_leaf_and_empty_tree():
+    roundtrip(SDS((1,), jnp.float32))
+    data, _, _ = roundtrip(())
+    msg = parse(data)
+    assert msg.HasField("table") and len(msg.table.entries) == 0  # empty table is written
+
+
+def test_non_string_dict_keys_are_refused():
+    with pytest.raises(EncodeError, match="str"):
+        serialize_specs(jax.tree_util.tree_structure({1: 0}), [SDS((1,), jnp.float32)])
+
+
+def test_unknown_namedtuple_is_synthesized():
+    data, _, _ = roundtrip([Point(SDS((1,), jnp.float32), None)])
+    msg = parse(data)
+    msg.specs.treedef.node_types[0].name = "nowhere.module.Pair"
+    treedef, _ = deserialize_specs(msg.SerializeToString())
+    cls = treedef.node_data()[0] if False else treedef.children()[0].node_data()[0]
+    assert cls.__name__ == "Pair" and cls._fields == ("x", "y")
+    # The same name and fields give the same class, so equal payloads give equal trees.
+    assert deserialize_specs(msg.SerializeToString())[0] == treedef
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Params:
+    w: jax.ShapeDtypeStruct
+    b: jax.ShapeDtypeStruct
+    name: str = dataclasses.field(metadata={"static": True}, default="layer")
+
+
+def test_dataclass_node():
+    a = SDS((1,), jnp.float32)
+    data, treedef, _ = roundtrip({"p": Params(a, a, name="dense")})
+    td = parse(data).specs.treedef
+    assert list(td.node_data) == [b'j["dense"]']
+    assert td.node_types[0].name == f"{__name__}.Params"
+
+
+def test_dedup_equal_but_distinct_objects(devices):
+    mesh1 = Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+    mesh2 = Mesh(np.array(list(devices[:8]), dtype=object).reshape(2, 4), ("x", "y"))
+    s1, s2 = NamedSharding(mesh1, P("x")), NamedSharding(mesh2, P("x"))
+    leaves = [SDS((4,), jnp.float32, sharding=s1), SDS((4,), jnp.float32, sharding=s2)]
+    data, _, out = roundtrip(leaves)
+    assert kinds(data) == ["device_list", "mesh", "named_sharding", "array_spec"]
+    assert out[0] is out[1]  # one ArraySpec entry, one object
+
+
+def test_one_instance_per_entry(mesh_2x4):
+    s1 = NamedSharding(mesh_2x4, P("x"))
+    s2 = NamedSharding(mesh_2x4, P("y"))
+    leaves = [SDS((4, i + 1), jnp.float32, sharding=(s1, s2)[i % 2]) for i in range(6)]
+    _, _, out = roundtrip(leaves)
+    assert out[0].sharding is out[2].sharding is out[4].sharding
+    assert out[1].sharding is out[3].sharding
+    assert out[0].sharding.mesh is out[1].sharding.mesh
+
+
+def test_canonical_bytes_do_not_depend_on_identity(devices):
+    def build():
+        mesh = Mesh(np.array(devices[:8]).reshape(4, 2), ("a", "b"))
+        s = NamedSharding(mesh, P("a", "b"))
+        return {
+            "x": [SDS((8, 2), jnp.float32, sharding=s)],
+            "y": SDS((8, 2), jnp.float32, sharding=NamedSharding(mesh, P("a", "b"))),
+        }
+
+    t1, t2 = build(), build()
+    l1, d1 = jax.tree_util.tree_flatten(t1)
+    l2, d2 = jax.tree_util.tree_flatten(t2)
+    assert serialize_specs(d1, l1) == serialize_specs(d2, l2)
+
+
+def test_golden_bytes_for_small_payload(devices):
+    # A fixed byte string: any change here is a wire-format change that the
+    # TypeScript side must make identically.
+    mesh = Mesh(np.array(devices[:4]).reshape(2, 2), ("x", "y"))
+    leaves = [SDS((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("x")))]
+    data = serialize_specs(jax.tree_util.tree_structure([0]), leaves)
+    assert data.hex() == GOLDEN_SMALL
+
+
+GOLDEN_SMALL = ""
