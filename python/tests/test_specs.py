@@ -264,7 +264,7 @@ def test_unknown_namedtuple_is_synthesized():
     msg = parse(data)
     msg.specs.treedef.node_types[0].name = "nowhere.module.Pair"
     treedef, _ = deserialize_specs(msg.SerializeToString())
-    cls = treedef.node_data()[0] if False else treedef.children()[0].node_data()[0]
+    cls = treedef.children()[0].node_data()[0]
     assert cls.__name__ == "Pair" and cls._fields == ("x", "y")
     # The same name and fields give the same class, so equal payloads give equal trees.
     assert deserialize_specs(msg.SerializeToString())[0] == treedef
