@@ -24,6 +24,21 @@ KIND_NAMES = {
 }
 
 
+_CLASSES = {
+    payload_pb2.PAYLOAD_KIND_SPECS: payload_pb2.SpecsPayload,
+    payload_pb2.PAYLOAD_KIND_PROGRAM: payload_pb2.ProgramPayload,
+}
+
+
+def _parse(cls: type[Message], data) -> Message | None:
+    msg = cls()
+    try:
+        msg.ParseFromString(bytes(data))
+    except (ProtobufDecodeError, ValueError, RuntimeError):
+        return None
+    return msg
+
+
 def header(kind: int) -> payload_pb2.Header:
     return payload_pb2.Header(
         major_version=SCHEMA_MAJOR_VERSION, minor_version=SCHEMA_MINOR_VERSION, kind=kind
@@ -43,11 +58,19 @@ def parse_payload(data: bytes, cls: type[Message], kind: int, limits: DecodeLimi
             "limit-exceeded",
             f"{len(data)} bytes exceed the limit of {limits.payload_bytes}",
         )
-    msg = cls()
-    try:
-        msg.ParseFromString(bytes(data))
-    except (ProtobufDecodeError, ValueError, RuntimeError) as e:
-        raise DecodeError("payload", "malformed", f"not a {cls.__name__}: {e}") from e
+    msg = _parse(cls, data)
+    if msg is None:
+        # Another payload kind may fail to parse as this one (a string field
+        # here is a message there). Say so, as a reader that does not check
+        # UTF-8 (TypeScript) would, rather than call the bytes malformed.
+        for other_kind, other in _CLASSES.items():
+            if other_kind != kind:
+                found = _parse(other, data)
+                if found is not None and found.header.kind == other_kind:
+                    msg = found
+                    break
+        if msg is None:
+            raise DecodeError("payload", "malformed", f"the bytes are not a {cls.__name__}")
     if not msg.HasField("header"):
         raise DecodeError("header", "unsupported-version", "the payload has no header")
     if msg.header.major_version != SCHEMA_MAJOR_VERSION:

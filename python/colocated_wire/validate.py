@@ -55,7 +55,7 @@ def check_ref(
     allow_unknown: bool = False,
 ) -> None:
     """A reference is in range, backwards (inside the table) and of an allowed kind."""
-    n = len(vt.kinds)
+    n = len(vt.table.entries)
     if value >= n:
         raise DecodeError(
             path, "reference-out-of-range", f"entry {value} is not in a table of {n} entries"
