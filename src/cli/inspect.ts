@@ -1,0 +1,146 @@
+import {
+  ProgramPayload,
+  type Specs as SpecsMsg,
+  SpecsPayload,
+} from "../../gen/ts/colocated/v1/payload";
+import { Entry } from "../../gen/ts/colocated/v1/table";
+import { decodeProgram, decodeSpecs } from "../decode";
+import { payloadKindOf } from "../json-form";
+
+/** One table entry as inspect shows it. */
+export interface EntryRow {
+  index: number;
+  kind: string;
+  bytes: number;
+  /** Entries that refer to this one. */
+  entries: number[];
+  /** How many leaves refer to it, by where they sit. */
+  leaves: Record<string, number>;
+  /** Other payload fields that refer to it, such as "devices". */
+  fields: string[];
+}
+
+/** What inspect reports about a payload. */
+export interface Inspection {
+  kind: "specs" | "program";
+  payloadBytes: number;
+  tableBytes: number;
+  rows: EntryRow[];
+  /** The payload's size had every reference been replaced by the object it names. */
+  inlinedBytes: number;
+}
+
+/** Validates a payload and describes its table, its size, and what sharing saves. */
+export function inspectPayload(bytes: Uint8Array): Inspection {
+  const kind = payloadKindOf(bytes);
+  const { entries, referrers } = kind === "specs" ? specsReferrers(bytes) : programReferrers(bytes);
+  const rows: EntryRow[] = entries.map((entry, index) => ({
+    index,
+    kind: entry.kind?.$case ?? "unknown",
+    bytes: Entry.encode(entry).finish().length,
+    entries: [],
+    leaves: {},
+    fields: [],
+  }));
+  const inlined: number[] = [];
+  entries.forEach((entry, index) => {
+    const refs = entryRefs(entry);
+    for (const ref of refs) rows[ref].entries.push(index);
+    inlined.push(rows[index].bytes + refs.reduce((sum, ref) => sum + inlined[ref], 0));
+  });
+  let inlinedBytes = bytes.length;
+  const tableBytes = entries.reduce((sum, entry) => sum + Entry.encode(entry).finish().length, 0);
+  inlinedBytes -= tableBytes;
+  for (const { ref, where, leaf } of referrers) {
+    if (leaf) rows[ref].leaves[where] = (rows[ref].leaves[where] ?? 0) + 1;
+    else rows[ref].fields.push(where);
+    inlinedBytes += inlined[ref];
+  }
+  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes };
+}
+
+/** Renders an inspection as the text the CLI prints. */
+export function formatInspection(inspection: Inspection): string {
+  const lines = [
+    `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries`,
+    "",
+    `${"index".padStart(5)}  ${"kind".padEnd(22)} ${"bytes".padStart(7)}  referred to by`,
+  ];
+  for (const row of inspection.rows) {
+    const by = [
+      ...(row.entries.length ? [`entries ${row.entries.join(", ")}`] : []),
+      ...Object.entries(row.leaves).map(
+        ([where, n]) => `${n} ${where} ${n === 1 ? "leaf" : "leaves"}`,
+      ),
+      ...row.fields,
+    ];
+    lines.push(
+      `${String(row.index).padStart(5)}  ${row.kind.padEnd(22)} ${String(row.bytes).padStart(7)}  ${by.join("; ") || "-"}`,
+    );
+  }
+  const ratio = inspection.inlinedBytes / inspection.payloadBytes;
+  lines.push(
+    "",
+    `with every shared object inlined: ${inspection.inlinedBytes} bytes (${ratio.toFixed(1)}x this payload)`,
+  );
+  return lines.join("\n");
+}
+
+interface Referrer {
+  ref: number;
+  where: string;
+  leaf: boolean;
+}
+
+function specsReferrers(bytes: Uint8Array) {
+  decodeSpecs(bytes);
+  const message = SpecsPayload.decode(bytes);
+  return {
+    entries: message.table?.entries ?? [],
+    referrers: leafReferrers(message.specs, "specs"),
+  };
+}
+
+function programReferrers(bytes: Uint8Array) {
+  decodeProgram(bytes);
+  const message = ProgramPayload.decode(bytes);
+  const referrers: Referrer[] = [
+    ...(message.devices !== undefined
+      ? [{ ref: message.devices, where: "devices", leaf: false }]
+      : []),
+    ...leafReferrers(message.inputSpecs, "input"),
+    ...leafReferrers(message.outputSpecs, "output"),
+  ];
+  const fn = message.function?.function;
+  if (fn?.$case === "pickled") {
+    fn.value.refs.forEach((ref, i) =>
+      referrers.push({ ref, where: `function.pickled.refs[${i}]`, leaf: false }),
+    );
+  }
+  return { entries: message.table?.entries ?? [], referrers };
+}
+
+function leafReferrers(specs: SpecsMsg | undefined, where: string): Referrer[] {
+  return (specs?.leaves ?? []).map((ref) => ({ ref, where, leaf: true }));
+}
+
+/** The table references an entry holds. */
+function entryRefs(entry: Entry): number[] {
+  const kind = entry.kind;
+  const refs: (number | undefined)[] = [];
+  switch (kind?.$case) {
+    case "mesh":
+      refs.push(kind.value.deviceList);
+      break;
+    case "namedSharding":
+      refs.push(kind.value.mesh);
+      break;
+    case "gspmdSharding":
+      refs.push(kind.value.deviceList);
+      break;
+    case "arraySpec":
+      refs.push(kind.value.sharding);
+      break;
+  }
+  return refs.filter((r): r is number => r !== undefined);
+}

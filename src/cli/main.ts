@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { Command } from "commander";
+import { encodeProgram } from "../encode";
+import { exampleProgram } from "../example";
+import { payloadFromJson, payloadToJson } from "../json-form";
+import { formatInspection, inspectPayload } from "./inspect";
+
+/** Builds the colocated-wire command line. */
+export function buildCli(): Command {
+  const program = new Command("colocated-wire")
+    .description("Inspect, decode and encode colocated.v1 payloads of JAX colocated Python.")
+    .showHelpAfterError();
+
+  program
+    .command("demo")
+    .description(
+      "encode the embedded example program (1,000 leaves on a 128x8 mesh) and inspect it",
+    )
+    .option("-o, --out <file>", "where to write the payload", "out/example.program.bin")
+    .action((options: { out: string }) => {
+      const bytes = encodeProgram(exampleProgram());
+      write(options.out, bytes);
+      console.log(`wrote ${options.out}\n`);
+      console.log(formatInspection(inspectPayload(bytes)));
+    });
+
+  program
+    .command("inspect")
+    .description("print a payload's table, its size, and its size with every shared object inlined")
+    .argument("<file>", "a binary payload")
+    .action((file: string) => console.log(formatInspection(inspectPayload(readFileSync(file)))));
+
+  program
+    .command("decode")
+    .description("print a payload's JSON form (proto3 JSON, with unknown fields under @unknown)")
+    .argument("<file>", "a binary payload")
+    .action((file: string) =>
+      console.log(JSON.stringify(payloadToJson(readFileSync(file)), null, 2)),
+    );
+
+  program
+    .command("encode")
+    .description("write the binary payload of a JSON form")
+    .argument("<file>", "a JSON form, as decode prints it")
+    .option("-o, --out <file>", "where to write the payload (default: standard output)")
+    .action((file: string, options: { out?: string }) => {
+      const bytes = payloadFromJson(readJson(file));
+      if (options.out) write(options.out, bytes);
+      else process.stdout.write(bytes);
+    });
+
+  return program;
+}
+
+function readJson(file: string): unknown {
+  const text = readFileSync(file, "utf8");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file} is not a JSON form (${(error as Error).message})`);
+  }
+}
+
+function write(file: string, bytes: Uint8Array): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, bytes);
+}
+
+if (require.main === module) {
+  buildCli()
+    .parseAsync()
+    .catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(`colocated-wire: ${message.replace(/\s+/g, " ").slice(0, 500)}`);
+      process.exitCode = 1;
+    });
+}

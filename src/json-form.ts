@@ -1,0 +1,143 @@
+import {
+  PayloadEnvelope,
+  PayloadKind,
+  ProgramPayload,
+  SpecsPayload,
+} from "../gen/ts/colocated/v1/payload";
+import { decodeProgram, decodeSpecs } from "./decode";
+import { DecodeError } from "./errors";
+import type { DecodeOptions } from "./validate/payload";
+
+/** The JSON form's key for a message's unknown fields: field tag to base64 values. */
+export const UNKNOWN_FIELDS_KEY = "@unknown";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Loose = Record<string, unknown>;
+
+/** Which payload message some bytes hold, read from their header. */
+export function payloadKindOf(bytes: Uint8Array): "specs" | "program" {
+  let kind: PayloadKind | undefined;
+  try {
+    kind = PayloadEnvelope.decode(bytes).header?.kind;
+  } catch (error) {
+    throw new DecodeError(
+      "payload",
+      "malformed",
+      `not a valid protobuf message (${(error as Error).message})`,
+    );
+  }
+  if (kind === PayloadKind.PAYLOAD_KIND_SPECS) return "specs";
+  if (kind === PayloadKind.PAYLOAD_KIND_PROGRAM) return "program";
+  throw new DecodeError(
+    "header.kind",
+    "wrong-payload-kind",
+    `not a known payload kind (${kind ?? "no header"})`,
+  );
+}
+
+/**
+ * The payload's stable JSON form: the proto3 JSON mapping of its message, with each message's
+ * unknown fields under "@unknown" and enum values this schema lacks as numbers. The payload is
+ * fully validated first.
+ */
+export function payloadToJson(bytes: Uint8Array, options: DecodeOptions = {}): Json {
+  const kind = payloadKindOf(bytes);
+  if (kind === "specs") {
+    decodeSpecs(bytes, options);
+    const message = SpecsPayload.decode(bytes);
+    return overlayToJson(message, SpecsPayload.toJSON(message)) as Json;
+  }
+  decodeProgram(bytes, options);
+  const message = ProgramPayload.decode(bytes);
+  return overlayToJson(message, ProgramPayload.toJSON(message)) as Json;
+}
+
+/** Writes a payload back from its JSON form; the bytes of payloadToJson's input come back. */
+export function payloadFromJson(json: unknown): Uint8Array {
+  const kind = (json as { header?: { kind?: unknown } })?.header?.kind;
+  if (kind === "PAYLOAD_KIND_SPECS") {
+    const message = SpecsPayload.fromJSON(json);
+    overlayFromJson(message, json);
+    return SpecsPayload.encode(message).finish();
+  }
+  if (kind === "PAYLOAD_KIND_PROGRAM") {
+    const message = ProgramPayload.fromJSON(json);
+    overlayFromJson(message, json);
+    return ProgramPayload.encode(message).finish();
+  }
+  throw new Error(
+    `header.kind must be PAYLOAD_KIND_SPECS or PAYLOAD_KIND_PROGRAM, got ${JSON.stringify(kind)}`,
+  );
+}
+
+/** Adds what ts-proto's toJSON leaves out: unknown fields, and unknown enum numbers. */
+function overlayToJson(message: unknown, json: unknown): unknown {
+  walk(message, json, (m, j) => {
+    const unknown = m._unknownFields as Record<string, Uint8Array[]> | undefined;
+    if (unknown && Object.keys(unknown).length > 0) {
+      j[UNKNOWN_FIELDS_KEY] = Object.fromEntries(
+        Object.entries(unknown).map(([tag, values]) => [
+          tag,
+          values.map((v) => Buffer.from(v).toString("base64")),
+        ]),
+      );
+    }
+    for (const [key, value] of Object.entries(j)) {
+      if (value === "UNRECOGNIZED" && typeof m[key] === "number") j[key] = m[key];
+      if (Array.isArray(value) && Array.isArray(m[key])) {
+        j[key] = value.map((v, i) => (v === "UNRECOGNIZED" ? (m[key] as number[])[i] : v));
+      }
+    }
+  });
+  return json;
+}
+
+/** Puts unknown fields and unknown enum numbers from the JSON form back into the message. */
+function overlayFromJson(message: unknown, json: unknown): void {
+  walk(message, json, (m, j) => {
+    const unknown = j[UNKNOWN_FIELDS_KEY] as Record<string, string[]> | undefined;
+    if (unknown) {
+      m._unknownFields = Object.fromEntries(
+        Object.entries(unknown).map(([tag, values]) => [
+          tag,
+          values.map((v) => new Uint8Array(Buffer.from(v, "base64"))),
+        ]),
+      );
+    }
+    for (const [key, value] of Object.entries(j)) {
+      if (typeof value === "number" && m[key] === -1) m[key] = value;
+      if (Array.isArray(value) && Array.isArray(m[key])) {
+        const values = m[key] as unknown[];
+        value.forEach((v, i) => {
+          if (typeof v === "number" && values[i] === -1) values[i] = v;
+        });
+      }
+    }
+  });
+}
+
+/** Visits a message and its JSON side by side, through sub-messages, lists and oneof cases. */
+function walk(message: unknown, json: unknown, visit: (m: Loose, j: Loose) => void): void {
+  if (!isObject(message) || !isObject(json)) return;
+  visit(message, json);
+  for (const [key, value] of Object.entries(message)) {
+    if (key === "_unknownFields" || value instanceof Uint8Array) continue;
+    if (isObject(value) && typeof value.$case === "string") {
+      walk(value.value, json[value.$case], visit);
+    } else if (Array.isArray(value)) {
+      const items = json[key];
+      if (Array.isArray(items)) value.forEach((v, i) => walk(v, items[i], visit));
+    } else {
+      walk(value, json[key], visit);
+    }
+  }
+}
+
+function isObject(value: unknown): value is Loose {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array)
+  );
+}
