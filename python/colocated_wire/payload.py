@@ -1,11 +1,13 @@
 """Top-level payload framing: bytes <-> message, and the Header check.
 
 Every payload starts with a Header (field 1) naming the major version and
-the payload kind. Reading refuses an absent header, another major version
-and another kind before it looks at anything else. Writing always uses
-`SerializeToString(deterministic=True)`: the Python runtime writes known
-fields in field-number order and repeated scalars packed, which together
-with the lowering's canonical choices gives canonical bytes.
+the payload kind. A reader first decodes the bytes as a `PayloadEnvelope`
+(just the header) and refuses an absent header, another major version, a
+minor version above an agreed maximum, and another kind, before it parses
+the rest. Writing always uses `SerializeToString(deterministic=True)`: the
+Python runtime writes known fields in field-number order and repeated
+scalars packed, which with the lowering's canonical choices gives
+canonical bytes.
 """
 
 from __future__ import annotations
@@ -24,21 +26,6 @@ KIND_NAMES = {
 }
 
 
-_CLASSES = {
-    payload_pb2.PAYLOAD_KIND_SPECS: payload_pb2.SpecsPayload,
-    payload_pb2.PAYLOAD_KIND_PROGRAM: payload_pb2.ProgramPayload,
-}
-
-
-def _parse(cls: type[Message], data) -> Message | None:
-    msg = cls()
-    try:
-        msg.ParseFromString(bytes(data))
-    except (ProtobufDecodeError, ValueError, RuntimeError):
-        return None
-    return msg
-
-
 def header(kind: int) -> payload_pb2.Header:
     return payload_pb2.Header(
         major_version=SCHEMA_MAJOR_VERSION, minor_version=SCHEMA_MINOR_VERSION, kind=kind
@@ -49,39 +36,53 @@ def to_bytes(msg: Message) -> bytes:
     return msg.SerializeToString(deterministic=True)
 
 
-def parse_payload(data: bytes, cls: type[Message], kind: int, limits: DecodeLimits) -> Message:
+def _parse(cls: type[Message], data: bytes) -> Message:
+    msg = cls()
+    try:
+        msg.ParseFromString(data)
+    except (ProtobufDecodeError, ValueError, RuntimeError) as e:
+        raise DecodeError("payload", "malformed", f"not a valid {cls.__name__} ({e})") from e
+    return msg
+
+
+def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int | None) -> None:
+    if h is None:
+        raise DecodeError("header", "unsupported-version", "no header: not a colocated.v1 payload")
+    if h.major_version != SCHEMA_MAJOR_VERSION:
+        raise DecodeError(
+            "header.major_version",
+            "unsupported-version",
+            f"schema major version {h.major_version}; this reader reads {SCHEMA_MAJOR_VERSION}",
+        )
+    if max_minor_version is not None and h.minor_version > max_minor_version:
+        raise DecodeError(
+            "header.minor_version",
+            "unsupported-version",
+            f"minor version {h.minor_version} is newer than the agreed {max_minor_version}",
+        )
+    if h.kind != kind:
+        got = KIND_NAMES.get(h.kind, f"kind {h.kind}")
+        raise DecodeError(
+            "header.kind", "wrong-payload-kind", f"the payload is a {got}, not {KIND_NAMES[kind]}"
+        )
+
+
+def parse_payload(
+    data: bytes,
+    cls: type[Message],
+    kind: int,
+    limits: DecodeLimits,
+    max_minor_version: int | None = None,
+) -> Message:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"a payload is bytes, not {type(data).__name__}")
+    data = bytes(data)
     if len(data) > limits.payload_bytes:
         raise DecodeError(
             "payload",
             "limit-exceeded",
             f"{len(data)} bytes exceed the limit of {limits.payload_bytes}",
         )
-    msg = _parse(cls, data)
-    if msg is None:
-        # Another payload kind may fail to parse as this one (a string field
-        # here is a message there). Say so, as a reader that does not check
-        # UTF-8 (TypeScript) would, rather than call the bytes malformed.
-        for other_kind, other in _CLASSES.items():
-            if other_kind != kind:
-                found = _parse(other, data)
-                if found is not None and found.header.kind == other_kind:
-                    msg = found
-                    break
-        if msg is None:
-            raise DecodeError("payload", "malformed", f"the bytes are not a {cls.__name__}")
-    if not msg.HasField("header"):
-        raise DecodeError("header", "unsupported-version", "the payload has no header")
-    if msg.header.major_version != SCHEMA_MAJOR_VERSION:
-        raise DecodeError(
-            "header.major_version",
-            "unsupported-version",
-            f"major version {msg.header.major_version}, this reader reads {SCHEMA_MAJOR_VERSION}",
-        )
-    if msg.header.kind != kind:
-        got = KIND_NAMES.get(msg.header.kind, f"kind {msg.header.kind}")
-        raise DecodeError(
-            "header.kind", "wrong-payload-kind", f"the payload is a {got}, not {KIND_NAMES[kind]}"
-        )
-    return msg
+    envelope = _parse(payload_pb2.PayloadEnvelope, data)
+    check_header(envelope.header if envelope.HasField("header") else None, kind, max_minor_version)
+    return _parse(cls, data)

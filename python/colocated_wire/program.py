@@ -86,6 +86,7 @@ def deserialize_program(
     allow_pickle: bool = False,
     allowed_modules: Collection[str] | None = None,
     limits: DecodeLimits | None = None,
+    max_minor_version: int | None = None,
 ) -> Program:
     """The Program of ProgramPayload bytes.
 
@@ -94,7 +95,13 @@ def deserialize_program(
     imported, from `allowed_modules` only when that is given (else LiftError).
     """
     limits = limits or DEFAULT_LIMITS
-    msg = parse_payload(data, payload_pb2.ProgramPayload, payload_pb2.PAYLOAD_KIND_PROGRAM, limits)
+    msg = parse_payload(
+        data,
+        payload_pb2.ProgramPayload,
+        payload_pb2.PAYLOAD_KIND_PROGRAM,
+        limits,
+        max_minor_version,
+    )
     vt = validate_table(msg.table, limits)
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")

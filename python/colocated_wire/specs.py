@@ -74,11 +74,13 @@ def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtyp
 
 
 def deserialize_specs(
-    data: bytes, *, limits: DecodeLimits | None = None
+    data: bytes, *, limits: DecodeLimits | None = None, max_minor_version: int | None = None
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes."""
     limits = limits or DEFAULT_LIMITS
-    msg = parse_payload(data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits)
+    msg = parse_payload(
+        data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
+    )
     vt = validate_table(msg.table, limits)
     if not msg.HasField("specs"):
         raise DecodeError("specs", "missing", "the payload has no specs")

@@ -48,6 +48,9 @@ def test_newer_minor_version_is_read(devices):
     msg = payload_pb2.SpecsPayload.FromString(serialize_specs(td, leaves))
     msg.header.minor_version = 7
     assert deserialize_specs(msg.SerializeToString())[1] == tuple(leaves)
+    with pytest.raises(DecodeError) as info:
+        deserialize_specs(msg.SerializeToString(), max_minor_version=6)
+    assert (info.value.code, info.value.path) == ("unsupported-version", "header.minor_version")
 
 
 def add_unknown_entry(msg):

@@ -28,6 +28,12 @@ class Header(_message.Message):
     kind: PayloadKind
     def __init__(self, major_version: _Optional[int] = ..., minor_version: _Optional[int] = ..., kind: _Optional[_Union[PayloadKind, str]] = ...) -> None: ...
 
+class PayloadEnvelope(_message.Message):
+    __slots__ = ("header",)
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    header: Header
+    def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ...) -> None: ...
+
 class Specs(_message.Message):
     __slots__ = ("treedef", "leaves")
     TREEDEF_FIELD_NUMBER: _ClassVar[int]
