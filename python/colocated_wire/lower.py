@@ -113,22 +113,25 @@ class TableBuilder:
         msg = table_pb2.NamedSharding(mesh=self.add(sharding.mesh))
         lower_partition_spec(sharding.spec, msg.spec)
         msg.spec.SetInParent()
-        if sharding.memory_kind is not None:
-            msg.memory_kind = sharding.memory_kind
+        kind = _memory_kind(sharding, sharding.mesh.devices.flat[0])
+        if kind is not None:
+            msg.memory_kind = kind
         return table_pb2.Entry(named_sharding=msg)
 
     def _single_device_sharding(self, sharding: SingleDeviceSharding) -> table_pb2.Entry:
         (device,) = sharding.device_set
         msg = table_pb2.SingleDeviceSharding(device_id=device.id)
-        if sharding.memory_kind is not None:
-            msg.memory_kind = sharding.memory_kind
+        kind = _memory_kind(sharding, device)
+        if kind is not None:
+            msg.memory_kind = kind
         return table_pb2.Entry(single_device_sharding=msg)
 
     def _gspmd_sharding(self, sharding: GSPMDSharding) -> table_pb2.Entry:
         msg = table_pb2.GspmdSharding(device_list=self.add(sharding._internal_device_list))
         lower_hlo_sharding(sharding._hlo_sharding, msg)
-        if sharding.memory_kind is not None:
-            msg.memory_kind = sharding.memory_kind
+        kind = _memory_kind(sharding, sharding._device_assignment[0])
+        if kind is not None:
+            msg.memory_kind = kind
         return table_pb2.Entry(gspmd_sharding=msg)
 
     def _array_spec(self, spec: jax.ShapeDtypeStruct) -> table_pb2.Entry:
@@ -147,6 +150,23 @@ class TableBuilder:
         msg.dtype = dtype_to_wire(spec.dtype)
         msg.weak_type = bool(spec.weak_type)
         return table_pb2.Entry(array_spec=msg)
+
+
+def _memory_kind(sharding: Any, device: jax.Device) -> str | None:
+    """The memory kind to write: None when it is the device's default.
+
+    JAX resolves `memory_kind=None` to the default kind when a sharding is
+    built (`NamedSharding(mesh, P()).memory_kind == "device"` on CPU), so the
+    two cannot be told apart; the canonical form omits the default.
+    """
+    kind = sharding.memory_kind
+    if kind is None:
+        return None
+    try:
+        default = device.default_memory().kind
+    except Exception:  # a backend without memories: keep what the sharding says
+        return kind
+    return None if kind == default else kind
 
 
 def _axis_names(names: Sequence[Any]) -> list[str]:
