@@ -5,6 +5,8 @@ import { liftSpecs } from "./lift/specs";
 import { liftTable } from "./lift/table";
 import { resolveLimits } from "./limits";
 import type { Program, Specs } from "./model/program";
+import { rememberProgram, rememberSpecs } from "./provenance";
+import { hasUnknownFields } from "./unknown-fields";
 import { type DecodeOptions, parsePayload } from "./validate/payload";
 
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
@@ -16,7 +18,9 @@ export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Spe
       limits,
     });
     const refs = liftTable(message.table, limits);
-    return liftSpecs(message.specs, refs, "specs", limits);
+    const specs = liftSpecs(message.specs, refs, "specs", limits);
+    if (hasUnknownFields(message)) rememberSpecs(specs, { message, table: refs.lifted });
+    return specs;
   });
 }
 
@@ -29,7 +33,9 @@ export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): P
       limits,
     });
     const refs = liftTable(message.table, limits);
-    return liftProgram(message, refs, limits);
+    const program = liftProgram(message, refs, limits);
+    if (hasUnknownFields(message)) rememberProgram(program, { message, table: refs.lifted });
+    return program;
   });
 }
 

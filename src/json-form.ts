@@ -6,13 +6,15 @@ import {
 } from "../gen/ts/colocated/v1/payload";
 import { decodeProgram, decodeSpecs } from "./decode";
 import { DecodeError } from "./errors";
+import { walkMessages } from "./unknown-fields";
 import type { DecodeOptions } from "./validate/payload";
 
 /** The JSON form's key for a message's unknown fields: field tag to base64 values. */
 export const UNKNOWN_FIELDS_KEY = "@unknown";
 
+const JSON_SIDE = { secondIsJson: true };
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Loose = Record<string, unknown>;
 
 /** Which payload message some bytes hold, read from their header. */
 export function payloadKindOf(bytes: Uint8Array): "specs" | "program" {
@@ -72,72 +74,56 @@ export function payloadFromJson(json: unknown): Uint8Array {
 
 /** Adds what ts-proto's toJSON leaves out: unknown fields, and unknown enum numbers. */
 function overlayToJson(message: unknown, json: unknown): unknown {
-  walk(message, json, (m, j) => {
-    const unknown = m._unknownFields as Record<string, Uint8Array[]> | undefined;
-    if (unknown && Object.keys(unknown).length > 0) {
-      j[UNKNOWN_FIELDS_KEY] = Object.fromEntries(
-        Object.entries(unknown).map(([tag, values]) => [
-          tag,
-          values.map((v) => Buffer.from(v).toString("base64")),
-        ]),
-      );
-    }
-    for (const [key, value] of Object.entries(j)) {
-      if (value === "UNRECOGNIZED" && typeof m[key] === "number") j[key] = m[key];
-      if (Array.isArray(value) && Array.isArray(m[key])) {
-        j[key] = value.map((v, i) => (v === "UNRECOGNIZED" ? (m[key] as number[])[i] : v));
+  walkMessages(
+    message,
+    json,
+    (m, j) => {
+      const unknown = m._unknownFields as Record<string, Uint8Array[]> | undefined;
+      if (unknown && Object.keys(unknown).length > 0) {
+        j[UNKNOWN_FIELDS_KEY] = Object.fromEntries(
+          Object.entries(unknown).map(([tag, values]) => [
+            tag,
+            values.map((v) => Buffer.from(v).toString("base64")),
+          ]),
+        );
       }
-    }
-  });
+      for (const [key, value] of Object.entries(j)) {
+        if (value === "UNRECOGNIZED" && typeof m[key] === "number") j[key] = m[key];
+        if (Array.isArray(value) && Array.isArray(m[key])) {
+          j[key] = value.map((v, i) => (v === "UNRECOGNIZED" ? (m[key] as number[])[i] : v));
+        }
+      }
+    },
+    JSON_SIDE,
+  );
   return json;
 }
 
 /** Puts unknown fields and unknown enum numbers from the JSON form back into the message. */
 function overlayFromJson(message: unknown, json: unknown): void {
-  walk(message, json, (m, j) => {
-    const unknown = j[UNKNOWN_FIELDS_KEY] as Record<string, string[]> | undefined;
-    if (unknown) {
-      m._unknownFields = Object.fromEntries(
-        Object.entries(unknown).map(([tag, values]) => [
-          tag,
-          values.map((v) => new Uint8Array(Buffer.from(v, "base64"))),
-        ]),
-      );
-    }
-    for (const [key, value] of Object.entries(j)) {
-      if (typeof value === "number" && m[key] === -1) m[key] = value;
-      if (Array.isArray(value) && Array.isArray(m[key])) {
-        const values = m[key] as unknown[];
-        value.forEach((v, i) => {
-          if (typeof v === "number" && values[i] === -1) values[i] = v;
-        });
+  walkMessages(
+    message,
+    json,
+    (m, j) => {
+      const unknown = j[UNKNOWN_FIELDS_KEY] as Record<string, string[]> | undefined;
+      if (unknown) {
+        m._unknownFields = Object.fromEntries(
+          Object.entries(unknown).map(([tag, values]) => [
+            tag,
+            values.map((v) => new Uint8Array(Buffer.from(v, "base64"))),
+          ]),
+        );
       }
-    }
-  });
-}
-
-/** Visits a message and its JSON side by side, through sub-messages, lists and oneof cases. */
-function walk(message: unknown, json: unknown, visit: (m: Loose, j: Loose) => void): void {
-  if (!isObject(message) || !isObject(json)) return;
-  visit(message, json);
-  for (const [key, value] of Object.entries(message)) {
-    if (key === "_unknownFields" || value instanceof Uint8Array) continue;
-    if (isObject(value) && typeof value.$case === "string") {
-      walk(value.value, json[value.$case], visit);
-    } else if (Array.isArray(value)) {
-      const items = json[key];
-      if (Array.isArray(items)) value.forEach((v, i) => walk(v, items[i], visit));
-    } else {
-      walk(value, json[key], visit);
-    }
-  }
-}
-
-function isObject(value: unknown): value is Loose {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    !(value instanceof Uint8Array)
+      for (const [key, value] of Object.entries(j)) {
+        if (typeof value === "number" && m[key] === -1) m[key] = value;
+        if (Array.isArray(value) && Array.isArray(m[key])) {
+          const values = m[key] as unknown[];
+          for (const [i, v] of value.entries()) {
+            if (typeof v === "number" && values[i] === -1) values[i] = v;
+          }
+        }
+      }
+    },
+    JSON_SIDE,
   );
 }

@@ -113,9 +113,9 @@ function programReferrers(bytes: Uint8Array) {
   ];
   const fn = message.function?.function;
   if (fn?.$case === "pickled") {
-    fn.value.refs.forEach((ref, i) =>
-      referrers.push({ ref, where: `function.pickled.refs[${i}]`, leaf: false }),
-    );
+    for (const [i, ref] of fn.value.refs.entries()) {
+      referrers.push({ ref, where: `function.pickled.refs[${i}]`, leaf: false });
+    }
   }
   return { entries: message.table?.entries ?? [], referrers };
 }

@@ -7,6 +7,8 @@ import type { SharedObject } from "../model/program";
 import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { GSPMDSharding, NamedSharding, SingleDeviceSharding } from "../model/sharding";
 import { UnknownEntry } from "../model/unknown-entry";
+import { rememberEntry } from "../provenance";
+import { hasUnknownFields } from "../unknown-fields";
 import { checkDeviceList } from "../validate/device-list";
 import {
   checkArraySpec,
@@ -32,7 +34,9 @@ export function liftTable(table: SharedObjectTable | undefined, limits: DecodeLi
   const lifted: SharedObject[] = [];
   const refs = new References(lifted, entries.length);
   entries.forEach((entry, index) => {
-    lifted.push(liftEntry(entry, { index, path: `table[${index}]`, refs, limits }));
+    const object = liftEntry(entry, { index, path: `table[${index}]`, refs, limits });
+    if (!(object instanceof UnknownEntry) && hasUnknownFields(entry)) rememberEntry(object, entry);
+    lifted.push(object);
   });
   return refs;
 }

@@ -22,6 +22,8 @@ import {
   SingleDeviceSharding,
 } from "../model/sharding";
 import { UnknownEntry } from "../model/unknown-entry";
+import { entryOrigin } from "../provenance";
+import { graftUnknownFields } from "../unknown-fields";
 import {
   deviceIdsProblem,
   meshProblem,
@@ -83,7 +85,10 @@ export class TableBuilder {
     const found = this.#byValue.get(key);
     if (found !== undefined) return found;
     const index = this.entries.length;
-    this.entries.push(make());
+    const entry = make();
+    const origin = entryOrigin(object);
+    if (origin) graftUnknownFields(origin, entry);
+    this.entries.push(entry);
     this.objects.push(object);
     this.#byValue.set(key, index);
     return index;

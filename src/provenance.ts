@@ -1,0 +1,100 @@
+import type { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import type { Entry } from "../gen/ts/colocated/v1/table";
+import type { Program, SharedObject } from "./model/program";
+import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
+import type { PyTreeDef } from "./model/tree";
+
+/**
+ * What a decoded payload held beyond its model, remembered so that encoding the same objects
+ * again writes it back: the table entries' unknown fields, the whole table in its order (so
+ * entries of unknown kinds keep their indices), and the envelope messages' unknown fields.
+ * Weak maps: the memory goes with the objects.
+ */
+
+const entryOrigins = new WeakMap<SharedObject, Entry>();
+
+/** Remembers the entry an object was lifted from, when that entry has fields we do not know. */
+export function rememberEntry(object: SharedObject, entry: Entry): void {
+  entryOrigins.set(object, entry);
+}
+
+/** The entry an object was lifted from, if it carried unknown fields. */
+export function entryOrigin(object: SharedObject): Entry | undefined {
+  return entryOrigins.get(object);
+}
+
+/** A decoded payload: its message, its lifted table, and the objects handed to the caller. */
+export interface PayloadOrigin<M> {
+  message: M;
+  table: readonly SharedObject[];
+}
+
+interface SpecsSnapshot {
+  treedef: PyTreeDef;
+  leaves: readonly ShapeDtypeStruct[];
+}
+
+interface ProgramSnapshot {
+  function: Program["function"];
+  devices: Program["devices"];
+  inputs: SpecsSnapshot;
+  outputs?: SpecsSnapshot;
+}
+
+const specsOrigins = new WeakMap<
+  PyTreeDef,
+  PayloadOrigin<SpecsPayload> & { leaves: ShapeDtypeStruct[] }
+>();
+const programOrigins = new WeakMap<
+  Program,
+  PayloadOrigin<ProgramPayload> & { was: ProgramSnapshot }
+>();
+
+/** Remembers the payload a decoded specs treedef came from. */
+export function rememberSpecs(specs: SpecsSnapshot, origin: PayloadOrigin<SpecsPayload>): void {
+  specsOrigins.set(specs.treedef, { ...origin, leaves: [...specs.leaves] });
+}
+
+/** The payload these specs were decoded from, if they are still exactly what was decoded. */
+export function specsOrigin(specs: SpecsSnapshot): PayloadOrigin<SpecsPayload> | undefined {
+  const origin = specsOrigins.get(specs.treedef);
+  return origin && sameItems(origin.leaves, specs.leaves) ? origin : undefined;
+}
+
+/** Remembers the payload a decoded program came from. */
+export function rememberProgram(program: Program, origin: PayloadOrigin<ProgramPayload>): void {
+  programOrigins.set(program, { ...origin, was: snapshot(program) });
+}
+
+/** The payload this program was decoded from, if it is still exactly what was decoded. */
+export function programOrigin(program: Program): PayloadOrigin<ProgramPayload> | undefined {
+  const origin = programOrigins.get(program);
+  if (!origin) return undefined;
+  const { was } = origin;
+  const same =
+    was.function === program.function &&
+    was.devices === program.devices &&
+    sameSpecs(was.inputs, program.inputs) &&
+    sameSpecs(was.outputs, program.outputs);
+  return same ? origin : undefined;
+}
+
+function snapshot(program: Program): ProgramSnapshot {
+  const copy = (specs?: SpecsSnapshot) =>
+    specs && { treedef: specs.treedef, leaves: [...specs.leaves] };
+  return {
+    function: program.function,
+    devices: program.devices,
+    inputs: copy(program.inputs) as SpecsSnapshot,
+    outputs: copy(program.outputs),
+  };
+}
+
+function sameSpecs(a?: SpecsSnapshot, b?: SpecsSnapshot): boolean {
+  if (!a || !b) return a === b;
+  return a.treedef === b.treedef && sameItems(a.leaves, b.leaves);
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
