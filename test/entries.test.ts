@@ -46,10 +46,14 @@ describe("each entry kind round-trips", () => {
   });
 
   test("PartitionSpecs with tuples, None, UNCONSTRAINED, unreduced and reduced", () => {
-    const mesh = new Mesh(new DeviceList(range(16)), [2, 2, 2, 2], ["a", "b", "c", "d"]);
-    const spec = PartitionSpec.create([["a", "b"], null, UNCONSTRAINED, ["c"]], {
-      unreduced: ["d"],
-    });
+    const { Auto, Explicit } = AxisType;
+    const mesh = new Mesh(
+      new DeviceList(range(16)),
+      [2, 2, 2, 2],
+      ["a", "b", "c", "d"],
+      [Auto, Explicit, Explicit, Explicit],
+    );
+    const spec = PartitionSpec.create([["a", "b"], null, UNCONSTRAINED, "c"], { unreduced: ["d"] });
     const reduced = PartitionSpec.create(["a"], { reduced: ["c", "b"] });
     const leaves = [
       new ShapeDtypeStruct([4, 4, 4, 4], "float32", new NamedSharding(mesh, spec)),
@@ -61,23 +65,20 @@ describe("each entry kind round-trips", () => {
     ];
     const back = expectRoundTrip(leaves);
     const backSpec = (back[0].sharding as NamedSharding).spec;
-    expect(backSpec.entries).toEqual([["a", "b"], null, UNCONSTRAINED, ["c"]]);
+    expect(backSpec.entries).toEqual([["a", "b"], null, UNCONSTRAINED, "c"]);
     expect(backSpec.unreduced).toEqual(["d"]);
     expect((back[1].sharding as NamedSharding).spec.reduced).toEqual(["b", "c"]);
     expect((back[1].sharding as NamedSharding).memoryKind).toBe("pinned_host");
   });
 
-  test("an axis name and a one-tuple of it stay distinct", () => {
+  test("as in JAX, a one-axis tuple is the axis, an empty tuple is None, and 'device' is the default memory kind", () => {
     const mesh = smallMesh();
-    const single = new NamedSharding(mesh, new PartitionSpec("x"));
-    const tupled = new NamedSharding(mesh, new PartitionSpec(["x"]));
-    expect(single.equals(tupled)).toBe(false);
-    const back = expectRoundTrip([
-      new ShapeDtypeStruct([2], "int8", single),
-      new ShapeDtypeStruct([2], "int8", tupled),
-    ]);
-    expect((back[0].sharding as NamedSharding).spec.entries[0]).toBe("x");
-    expect((back[1].sharding as NamedSharding).spec.entries[0]).toEqual(["x"]);
+    expect(new PartitionSpec(["x"]).equals(new PartitionSpec("x"))).toBe(true);
+    expect(new PartitionSpec([], ["x", "y"]).entries).toEqual([null, ["x", "y"]]);
+    const device = new NamedSharding(mesh, new PartitionSpec(), { memoryKind: "device" });
+    expect(device.memoryKind).toBeNull();
+    expect(device.equals(new NamedSharding(mesh, new PartitionSpec()))).toBe(true);
+    expect(new SingleDeviceSharding(3, { memoryKind: "device" }).memoryKind).toBeNull();
   });
 
   test("SingleDeviceSharding with and without a memory kind", () => {

@@ -7,6 +7,7 @@ import {
   PartitionSpec,
   ShapeDtypeStruct,
   SingleDeviceSharding,
+  UNCONSTRAINED,
 } from "../src";
 import { range, smallMesh, specsBytes } from "./fixtures";
 
@@ -40,6 +41,22 @@ describe("lowering an impossible model throws before any bytes exist", () => {
     );
     const reduced = PartitionSpec.create(["x"], { reduced: ["x"] });
     expect(lowering(on(smallMesh(), reduced))).toThrow(/axis "x" is used twice/);
+  });
+
+  test("unreduced and reduced axes must be Explicit, and UNCONSTRAINED needs an Auto axis", () => {
+    const explicit = new Mesh(
+      new DeviceList(range(8)),
+      [2, 4],
+      ["x", "y"],
+      ["Explicit", "Explicit"],
+    );
+    expect(lowering(on(smallMesh(), PartitionSpec.create([], { unreduced: ["x"] })))).toThrow(
+      /unreduced axis "x" is Auto, not Explicit/,
+    );
+    expect(lowering(on(explicit, PartitionSpec.create(["x"], { reduced: ["y"] })))).not.toThrow();
+    expect(lowering(on(explicit, new PartitionSpec(UNCONSTRAINED)))).toThrow(
+      /UNCONSTRAINED needs a mesh with an Auto axis/,
+    );
   });
 
   test("duplicate device ids, bad ids, unknown dtypes and shapes", () => {

@@ -122,7 +122,14 @@ export class TableBuilder {
 
   #namedSharding(sharding: NamedSharding, path: string): number {
     const mesh = this.add(sharding.mesh, `${path}.mesh`);
-    check(`${path}.spec`, specAxesProblem(sharding.spec.axisNames, sharding.mesh.axisNames));
+    const { spec: model, mesh: meshModel } = sharding;
+    const axes = {
+      partitions: model.partitionAxes,
+      unreduced: model.unreduced,
+      reduced: model.reduced,
+      unconstrained: model.entries.includes(UNCONSTRAINED),
+    };
+    check(`${path}.spec`, specAxesProblem(axes, meshModel.axisNames, meshModel.axisTypes));
     const spec = lowerPartitionSpec(sharding.spec);
     const memoryKind = sharding.memoryKind ?? undefined;
     const key = `N${mesh}${JSON.stringify([sharding.spec.key, memoryKind])}`;

@@ -21,6 +21,12 @@ export interface PartitionSpecOptions {
   reduced?: Iterable<string>;
 }
 
+function canonicalEntry(entry: PartitionSpecEntry): PartitionSpecEntry {
+  if (!Array.isArray(entry)) return entry;
+  if (entry.length === 0) return null;
+  return entry.length === 1 ? entry[0] : Object.freeze([...entry]);
+}
+
 /** jax.sharding.PartitionSpec: how each array dimension maps onto mesh axes. */
 export class PartitionSpec extends ValueObject {
   readonly entries: readonly PartitionSpecEntry[];
@@ -29,11 +35,10 @@ export class PartitionSpec extends ValueObject {
   /** Sorted by code point. */
   readonly reduced: readonly string[];
 
+  /** As in JAX, a one-axis tuple is that axis and an empty tuple is None. */
   constructor(...entries: PartitionSpecEntry[]) {
     super();
-    this.entries = Object.freeze(
-      entries.map((e) => (Array.isArray(e) ? Object.freeze([...e]) : e)),
-    );
+    this.entries = Object.freeze(entries.map(canonicalEntry));
     this.unreduced = [];
     this.reduced = [];
   }
@@ -50,14 +55,9 @@ export class PartitionSpec extends ValueObject {
     return spec;
   }
 
-  /** Every axis name the spec uses, in order, repeats included. */
-  get axisNames(): string[] {
-    const names: string[] = [];
-    for (const e of this.entries) {
-      if (typeof e === "string") names.push(e);
-      else if (Array.isArray(e)) names.push(...e);
-    }
-    return [...names, ...this.unreduced, ...this.reduced];
+  /** The axis names of the entries, in order, repeats included. */
+  get partitionAxes(): string[] {
+    return this.entries.flatMap((e) => (typeof e === "string" ? [e] : Array.isArray(e) ? e : []));
   }
 
   protected computeKey(): string {

@@ -4,9 +4,18 @@ import type { PartitionSpec } from "./partition-spec";
 import type { UnknownEntry } from "./unknown-entry";
 import { ValueObject } from "./value-key";
 
-/** Where an array lives, such as "device", "pinned_host" or "unpinned_host". */
+/** Where an array lives, such as "pinned_host" or "unpinned_host"; null is the default, "device". */
 export interface ShardingOptions {
   memoryKind?: string | null;
+}
+
+/** The memory kind JAX gives a sharding built without one. */
+export const DEFAULT_MEMORY_KIND = "device";
+
+/** JAX resolves no memory kind to "device", so the two are one sharding: both become null. */
+function memoryKindOf(options: ShardingOptions): string | null {
+  const kind = options.memoryKind ?? null;
+  return kind === DEFAULT_MEMORY_KIND ? null : kind;
 }
 
 /** jax.sharding.NamedSharding: a mesh plus a PartitionSpec. */
@@ -19,7 +28,7 @@ export class NamedSharding extends ValueObject {
     options: ShardingOptions = {},
   ) {
     super();
-    this.memoryKind = options.memoryKind ?? null;
+    this.memoryKind = memoryKindOf(options);
   }
 
   protected computeKey(): string {
@@ -35,7 +44,7 @@ export class SingleDeviceSharding extends ValueObject {
   constructor(device: Device | number, options: ShardingOptions = {}) {
     super();
     this.device = typeof device === "number" ? new Device(device) : device;
-    this.memoryKind = options.memoryKind ?? null;
+    this.memoryKind = memoryKindOf(options);
   }
 
   protected computeKey(): string {
@@ -75,7 +84,7 @@ export class GSPMDSharding extends ValueObject {
       replicateOnLastTileDim: hloSharding.replicateOnLastTileDim ?? false,
       lastTileDims: Object.freeze([...(hloSharding.lastTileDims ?? [])]),
     });
-    this.memoryKind = options.memoryKind ?? null;
+    this.memoryKind = memoryKindOf(options);
   }
 
   protected computeKey(): string {

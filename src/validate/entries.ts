@@ -72,12 +72,15 @@ export function checkNamedSharding(message: NamedShardingMsg, ctx: EntryContext)
   const { path, refs, index } = ctx;
   const mesh: Mesh = refs.require(message.mesh, index, `${path}.mesh`, ACCEPTS.mesh);
   const specMessage = message.spec ?? { entries: [], unreduced: [], reduced: [] };
-  const usedAxes = [
-    ...specMessage.entries.flatMap((e) => e.axes),
-    ...specMessage.unreduced,
-    ...specMessage.reduced,
-  ];
-  raise(`${path}.spec`, specAxesProblem(usedAxes, mesh.axisNames));
+  const axes = {
+    partitions: specMessage.entries.flatMap((e) => e.axes),
+    unreduced: specMessage.unreduced,
+    reduced: specMessage.reduced,
+    unconstrained: specMessage.entries.some(
+      (e) => e.kind === EntryKind.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED,
+    ),
+  };
+  raise(`${path}.spec`, specAxesProblem(axes, mesh.axisNames, mesh.axisTypes));
   const spec = checkPartitionSpec(specMessage, `${path}.spec`);
   return { mesh, spec, memoryKind: memoryKind(message.memoryKind, path) };
 }

@@ -56,22 +56,53 @@ export function deviceIdsProblem(ids: ArrayLike<number>): Problem | undefined {
   return undefined;
 }
 
-/** Checks that a PartitionSpec's axis names (entries, unreduced, reduced) exist once each. */
+/** The axes a PartitionSpec uses, by role. */
+export interface SpecAxes {
+  /** Axis names of the entries, in order. */
+  partitions: readonly string[];
+  unreduced: readonly string[];
+  reduced: readonly string[];
+  /** Whether an entry is UNCONSTRAINED. */
+  unconstrained: boolean;
+}
+
+/**
+ * Checks a PartitionSpec against its mesh as JAX does: every axis exists and is used once
+ * (entries, unreduced and reduced together), unreduced and reduced axes are Explicit, and
+ * UNCONSTRAINED needs an Auto axis.
+ */
 export function specAxesProblem(
-  usedAxes: readonly string[],
+  spec: SpecAxes,
   meshAxes: readonly string[],
+  meshTypes: readonly string[],
 ): Problem | undefined {
-  const known = new Set(meshAxes);
-  const unknown = usedAxes.find((a) => !known.has(a));
+  const used = [...spec.partitions, ...spec.unreduced, ...spec.reduced];
+  const typeOf = new Map(meshAxes.map((name, i) => [name, meshTypes[i]]));
+  const unknown = used.find((a) => !typeOf.has(a));
   if (unknown !== undefined) {
     return {
       code: "unknown-axis",
       detail: `axis "${unknown}" is not a mesh axis (mesh has ${meshAxes.join(", ") || "none"})`,
     };
   }
-  const repeated = firstRepeat(usedAxes);
+  const repeated = firstRepeat(used);
   if (repeated !== undefined)
     return { code: "repeated-axis", detail: `axis "${repeated}" is used twice` };
+  for (const [role, axes] of [
+    ["unreduced", spec.unreduced],
+    ["reduced", spec.reduced],
+  ] as const) {
+    const wrong = axes.find((a) => typeOf.get(a) !== "Explicit");
+    if (wrong !== undefined) {
+      return {
+        code: "invalid-value",
+        detail: `${role} axis "${wrong}" is ${typeOf.get(wrong)}, not Explicit`,
+      };
+    }
+  }
+  if (spec.unconstrained && !meshTypes.includes("Auto")) {
+    return { code: "invalid-value", detail: "UNCONSTRAINED needs a mesh with an Auto axis" };
+  }
   return undefined;
 }
 
