@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Command } from "commander";
-import { encodeProgram } from "../encode";
+import { decodeProgram, decodeSpecs } from "../decode";
+import { encodeProgram, encodeSpecs } from "../encode";
 import { exampleProgram } from "../example";
-import { payloadFromJson, payloadToJson } from "../json-form";
+import { payloadFromJson, payloadKindOf, payloadToJson } from "../json-form";
 import { formatInspection, inspectPayload } from "./inspect";
 
 /** Builds the colocated-wire command line. */
@@ -51,7 +52,25 @@ export function buildCli(): Command {
       else process.stdout.write(bytes);
     });
 
+  program
+    .command("canonicalize")
+    .description(
+      "validate, lift and lower payloads again: canonical bytes, as a peer would re-send them",
+    )
+    .argument("<files...>", "binary payloads")
+    .requiredOption("-d, --out-dir <dir>", "where to write them, under the same names")
+    .action((files: string[], options: { outDir: string }) => {
+      for (const file of files)
+        write(join(options.outDir, basename(file)), canonicalize(readFileSync(file)));
+    });
+
   return program;
+}
+
+function canonicalize(bytes: Uint8Array): Uint8Array {
+  if (payloadKindOf(bytes) === "program") return encodeProgram(decodeProgram(bytes));
+  const { treedef, leaves } = decodeSpecs(bytes);
+  return encodeSpecs(treedef, leaves);
 }
 
 function readJson(file: string): unknown {
