@@ -1,7 +1,9 @@
+export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
 export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
 export { DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
+export { payloadFromJson, payloadKindOf, payloadToJson } from "./json-form";
 export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";
 export { Device, DeviceList } from "./model/device-list";
 export { DTYPE_NAMES, type DTypeName } from "./model/dtype";

@@ -2,10 +2,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Command } from "commander";
-import { decodeProgram, decodeSpecs } from "../decode";
-import { encodeProgram, encodeSpecs } from "../encode";
+import { canonicalizePayload } from "../canonicalize";
+import { encodeProgram } from "../encode";
 import { exampleProgram } from "../example";
-import { payloadFromJson, payloadKindOf, payloadToJson } from "../json-form";
+import { payloadFromJson, payloadToJson } from "../json-form";
 import { formatInspection, inspectPayload } from "./inspect";
 
 /** Builds the colocated-wire command line. */
@@ -61,16 +61,10 @@ export function buildCli(): Command {
     .requiredOption("-d, --out-dir <dir>", "where to write them, under the same names")
     .action((files: string[], options: { outDir: string }) => {
       for (const file of files)
-        write(join(options.outDir, basename(file)), canonicalize(readFileSync(file)));
+        write(join(options.outDir, basename(file)), canonicalizePayload(readFileSync(file)));
     });
 
   return program;
-}
-
-function canonicalize(bytes: Uint8Array): Uint8Array {
-  if (payloadKindOf(bytes) === "program") return encodeProgram(decodeProgram(bytes));
-  const { treedef, leaves } = decodeSpecs(bytes);
-  return encodeSpecs(treedef, leaves);
 }
 
 function readJson(file: string): unknown {
