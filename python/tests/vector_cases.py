@@ -1,0 +1,221 @@
+"""The conformance cases, built from real JAX objects.
+
+test/vector-cases.ts builds the same cases from the TypeScript model; both
+must give the committed bytes in test/vectors/. Each case returns the
+arguments of serialize_specs or serialize_program.
+"""
+
+import collections
+import sys
+import types
+
+import jax
+import numpy as np
+from jax._src.lib import xla_client as xc
+from jax._src.sharding_impls import GSPMDSharding
+from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
+from jax.sharding import PartitionSpec as P
+
+Point = collections.namedtuple("Point", ["x", "y"])
+Point.__module__ = "vector_cases"
+
+# The dtype names of the wire enum, in its order (src/model/dtype.ts).
+DTYPE_NAMES = [
+    "bool", "int2", "int4", "int8", "int16", "int32", "int64",
+    "uint2", "uint4", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
+    "float8_e3m4", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
+    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn", "string",
+]  # fmt: skip
+
+
+def double(x):
+    """The function program_by_name sends by name."""
+    return jax.tree_util.tree_map(lambda a: a * 2, x)
+
+
+def _f32(shape, sharding=None):
+    return jax.ShapeDtypeStruct(shape, np.float32, sharding=sharding)
+
+
+def _specs(tree):
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, leaves
+
+
+def _dtype(name):
+    if name == "string":
+        return np.dtypes.StringDType()
+    return jax.numpy.dtype(name)
+
+
+def _mesh_2x4(devices):
+    return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+
+
+def mesh_3d_transposed(devices):
+    order = np.arange(16).reshape(2, 2, 4).transpose(2, 0, 1)
+    explicit, auto = AxisType.Explicit, AxisType.Auto
+    mesh = Mesh(np.array(devices)[order], ("a", "b", "c"), axis_types=(explicit, auto, auto))
+    return _specs(
+        [
+            _f32((8, 4, 2), NamedSharding(mesh, P("a", "b", "c"))),
+            _f32((8,), NamedSharding(mesh, P(("b", "c")))),
+        ]
+    )
+
+
+def partition_specs(devices):
+    auto, explicit = AxisType.Auto, AxisType.Explicit
+    mesh = Mesh(
+        np.array(devices[:16]).reshape(2, 2, 2, 2),
+        ("a", "b", "c", "d"),
+        axis_types=(auto, explicit, explicit, explicit),
+    )
+    spec = P(("a", "b"), None, P.UNCONSTRAINED, "c", unreduced={"d"})
+    return _specs(
+        {
+            "tuple_unconstrained": _f32((4, 4, 4, 4), NamedSharding(mesh, spec)),
+            "reduced": _f32((4,), NamedSharding(mesh, P("a", reduced={"c", "b"}))),
+            "empty": _f32((2, 2), NamedSharding(mesh, P())),
+            "none": _f32((2, 2), NamedSharding(mesh, P(None))),
+        }
+    )
+
+
+def memory_kinds(devices):
+    mesh = _mesh_2x4(devices)
+    return _specs(
+        [
+            _f32((8,), NamedSharding(mesh, P("x"), memory_kind="pinned_host")),
+            _f32((8,), NamedSharding(mesh, P("x"), memory_kind="unpinned_host")),
+            _f32((8,), NamedSharding(mesh, P("x"), memory_kind="device")),
+            _f32((2,), SingleDeviceSharding(devices[3], memory_kind="pinned_host")),
+        ]
+    )
+
+
+def dtypes(devices):
+    return _specs([jax.ShapeDtypeStruct((2, 3), _dtype(n)) for n in DTYPE_NAMES])
+
+
+def weak_types(devices):
+    return _specs(
+        [
+            jax.ShapeDtypeStruct((), np.float32, weak_type=True),
+            jax.ShapeDtypeStruct((3,), np.int32, weak_type=True),
+            jax.ShapeDtypeStruct((3,), np.int32),
+        ]
+    )
+
+
+def trees(devices):
+    def leaf(n):
+        return _f32((n,))
+
+    return _specs(
+        {
+            "a": None,
+            "b": (leaf(1), [leaf(2), None]),
+            "c": Point(x=leaf(3), y=(leaf(4),)),
+            "d": {"nested": [leaf(5)]},
+            "e": (),
+            "f": [],
+        }
+    )
+
+
+def single_device(devices):
+    def on(i):
+        return jax.ShapeDtypeStruct(
+            (4,), jax.numpy.bfloat16, sharding=SingleDeviceSharding(devices[i])
+        )
+
+    return _specs([on(0), on(5), on(0)])
+
+
+def _hlo(kind, dims=(), ids=(), replicate_last=False):
+    op = xc.OpSharding()
+    op.type = kind
+    op.tile_assignment_dimensions = list(dims)
+    op.tile_assignment_devices = list(ids)
+    op.replicate_on_last_tile_dim = replicate_last
+    return xc.HloSharding.from_proto(op)
+
+
+def gspmd(devices):
+    dl = tuple(devices[8:16])
+    other, replicated, maximal = (
+        xc.OpSharding.Type.OTHER,
+        xc.OpSharding.Type.REPLICATED,
+        xc.OpSharding.Type.MAXIMAL,
+    )
+    tiled = _hlo(other, (2, 2, 2), (0, 2, 4, 6, 1, 3, 5, 7), replicate_last=True)
+    explicit = _hlo(other, (4, 2), (3, 1, 0, 2, 7, 5, 6, 4))
+    return _specs(
+        [
+            _f32((8, 8), GSPMDSharding(dl, tiled)),
+            _f32((8, 8), GSPMDSharding(dl, explicit)),
+            _f32((8,), GSPMDSharding(dl, _hlo(replicated))),
+            _f32((8,), GSPMDSharding(dl, _hlo(maximal, (), (3,)))),
+        ]
+    )
+
+
+def program_by_name(devices):
+    mesh = _mesh_2x4(devices)
+    in_treedef, in_leaves = _specs(
+        [_f32((8, 4), NamedSharding(mesh, P("x", "y"))), _f32((8,), NamedSharding(mesh, P("x")))]
+    )
+    out_treedef, out_leaves = _specs({"out": _f32((8, 4), NamedSharding(mesh, P("x", "y")))})
+    return double, in_treedef, in_leaves, out_treedef, out_leaves, tuple(devices[:8])
+
+
+def _train_step():
+    """The example program's FunctionRef("train", "step"), as an importable module."""
+    if "train" not in sys.modules:
+        train = types.ModuleType("train")
+
+        def step(x):
+            return x
+
+        step.__module__, step.__qualname__ = "train", "step"
+        train.step = step
+        sys.modules["train"] = train
+    return sys.modules["train"].step
+
+
+def example_program(devices):
+    mesh = Mesh(np.array(devices[:1024]).reshape(128, 8), ("data", "model"))
+    shardings = [
+        NamedSharding(mesh, P("data", "model")),
+        NamedSharding(mesh, P("model", None)),
+        NamedSharding(mesh, P(None, "model")),
+        NamedSharding(mesh, P()),
+    ]
+    names = ["attention", "mlp_in", "mlp_out", "norm"]
+    layers = [
+        {name: _f32((1024, 512), shardings[(i + j) % 4]) for j, name in enumerate(names)}
+        for i in range(0, 1000, 4)
+    ]
+    in_treedef, in_leaves = _specs({"layers": layers})
+    out_treedef, out_leaves = _specs({"loss": _f32((), shardings[3])})
+    return _train_step(), in_treedef, in_leaves, out_treedef, out_leaves, tuple(devices[:1024])
+
+
+SPECS_CASES = {
+    f.__name__: f
+    for f in (
+        mesh_3d_transposed,
+        partition_specs,
+        memory_kinds,
+        dtypes,
+        weak_types,
+        trees,
+        single_device,
+        gspmd,
+    )
+}
+PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
+# Written by a newer minor version; built only in TypeScript, read by both.
+FOREIGN_CASES = ("newer_minor_version",)

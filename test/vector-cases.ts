@@ -1,0 +1,209 @@
+import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import {
+  AxisType,
+  DeviceList,
+  DTYPE_NAMES,
+  encodeProgram,
+  encodeSpecs,
+  FunctionRef,
+  GSPMDSharding,
+  Mesh,
+  NamedSharding,
+  NamedTuple,
+  PartitionSpec as P,
+  type Program,
+  ShapeDtypeStruct,
+  SingleDeviceSharding,
+  treeFlatten,
+  tuple,
+  UNCONSTRAINED,
+} from "../src";
+import { exampleProgram } from "../src/example";
+
+/**
+ * The conformance cases, built from the TypeScript model. python/tests/vector_cases.py builds
+ * the same cases from real JAX objects; both must give the committed bytes in test/vectors/.
+ */
+export interface VectorCase {
+  name: string;
+  bytes: () => Uint8Array;
+}
+
+const f32 = (shape: number[], sharding?: ShapeDtypeStruct["sharding"]) =>
+  new ShapeDtypeStruct(shape, "float32", sharding);
+
+const range = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
+
+function specs(tree: unknown): Uint8Array {
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  return encodeSpecs(treedef, leaves);
+}
+
+/** arange(16).reshape(2, 2, 4).transpose(2, 0, 1): a 4x2x2 mesh whose device order is transposed. */
+function mesh3dTransposed(): Mesh {
+  const ids = [];
+  for (let k = 0; k < 4; k++)
+    for (let i = 0; i < 2; i++) for (let j = 0; j < 2; j++) ids.push(i * 8 + j * 4 + k);
+  return new Mesh(
+    new DeviceList(ids),
+    [4, 2, 2],
+    ["a", "b", "c"],
+    [AxisType.Explicit, AxisType.Auto, AxisType.Auto],
+  );
+}
+
+const mesh2x4 = () => new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+
+export const VECTOR_CASES: VectorCase[] = [
+  {
+    name: "mesh_3d_transposed",
+    bytes: () => {
+      const mesh = mesh3dTransposed();
+      return specs([
+        f32([8, 4, 2], new NamedSharding(mesh, new P("a", "b", "c"))),
+        f32([8], new NamedSharding(mesh, new P(["b", "c"]))),
+      ]);
+    },
+  },
+  {
+    name: "partition_specs",
+    bytes: () => {
+      const { Auto, Explicit } = AxisType;
+      const mesh = new Mesh(
+        new DeviceList(range(16)),
+        [2, 2, 2, 2],
+        ["a", "b", "c", "d"],
+        [Auto, Explicit, Explicit, Explicit],
+      );
+      return specs({
+        tuple_unconstrained: f32(
+          [4, 4, 4, 4],
+          new NamedSharding(
+            mesh,
+            P.create([["a", "b"], null, UNCONSTRAINED, "c"], { unreduced: ["d"] }),
+          ),
+        ),
+        reduced: f32([4], new NamedSharding(mesh, P.create(["a"], { reduced: ["c", "b"] }))),
+        empty: f32([2, 2], new NamedSharding(mesh, new P())),
+        none: f32([2, 2], new NamedSharding(mesh, new P(null))),
+      });
+    },
+  },
+  {
+    name: "memory_kinds",
+    bytes: () => {
+      const mesh = mesh2x4();
+      return specs([
+        f32([8], new NamedSharding(mesh, new P("x"), { memoryKind: "pinned_host" })),
+        f32([8], new NamedSharding(mesh, new P("x"), { memoryKind: "unpinned_host" })),
+        f32([8], new NamedSharding(mesh, new P("x"), { memoryKind: "device" })),
+        f32([2], new SingleDeviceSharding(3, { memoryKind: "pinned_host" })),
+      ]);
+    },
+  },
+  {
+    name: "dtypes",
+    bytes: () => specs(DTYPE_NAMES.map((dtype) => new ShapeDtypeStruct([2, 3], dtype))),
+  },
+  {
+    name: "weak_types",
+    bytes: () =>
+      specs([
+        new ShapeDtypeStruct([], "float32", null, { weakType: true }),
+        new ShapeDtypeStruct([3], "int32", null, { weakType: true }),
+        new ShapeDtypeStruct([3], "int32"),
+      ]),
+  },
+  {
+    name: "trees",
+    bytes: () => {
+      const leaf = (n: number) => f32([n]);
+      return specs({
+        a: null,
+        b: tuple(leaf(1), [leaf(2), null]),
+        c: new NamedTuple("vector_cases.Point", ["x", "y"], [leaf(3), tuple(leaf(4))]),
+        d: { nested: [leaf(5)] },
+        e: tuple(),
+        f: [],
+      });
+    },
+  },
+  {
+    name: "single_device",
+    bytes: () => {
+      const on = (id: number) =>
+        new ShapeDtypeStruct([4], "bfloat16", new SingleDeviceSharding(id));
+      return specs([on(0), on(5), on(0)]);
+    },
+  },
+  {
+    name: "gspmd",
+    bytes: () => {
+      const devices = new DeviceList(range(8, 8));
+      return specs([
+        f32(
+          [8, 8],
+          new GSPMDSharding(devices, {
+            type: "other",
+            tileDims: [2, 2, 2],
+            tileDevices: [0, 2, 4, 6, 1, 3, 5, 7],
+            replicateOnLastTileDim: true,
+          }),
+        ),
+        f32(
+          [8, 8],
+          new GSPMDSharding(devices, {
+            type: "other",
+            tileDims: [4, 2],
+            tileDevices: [3, 1, 0, 2, 7, 5, 6, 4],
+          }),
+        ),
+        f32([8], new GSPMDSharding(devices, { type: "replicated" })),
+        f32([8], new GSPMDSharding(devices, { type: "maximal", tileDims: [], tileDevices: [3] })),
+      ]);
+    },
+  },
+  {
+    name: "program_by_name",
+    bytes: () => {
+      const mesh = mesh2x4();
+      const inputs = treeFlatten<ShapeDtypeStruct>([
+        f32([8, 4], new NamedSharding(mesh, new P("x", "y"))),
+        f32([8], new NamedSharding(mesh, new P("x"))),
+      ]);
+      const outputs = treeFlatten<ShapeDtypeStruct>({
+        out: f32([8, 4], new NamedSharding(mesh, new P("x", "y"))),
+      });
+      const program: Program = {
+        function: new FunctionRef("vector_cases", "double"),
+        inputs,
+        outputs,
+        devices: mesh.devices,
+      };
+      return encodeProgram(program);
+    },
+  },
+  {
+    name: "example_program",
+    bytes: () => encodeProgram(exampleProgram()),
+  },
+  {
+    name: "newer_minor_version",
+    bytes: () => {
+      // What a minor version 1 peer might write: new fields at every level and a new entry kind.
+      const message = SpecsPayload.decode(VECTOR_CASES[2].bytes());
+      message.header!.minorVersion = 1;
+      message._unknownFields = { [20 * 8 + 2]: [new Uint8Array([3, 1, 2, 3])] };
+      message.header!._unknownFields = { [9 * 8]: [new Uint8Array([1])] };
+      message.specs!.treedef!._unknownFields = { [12 * 8 + 2]: [new Uint8Array([2, 104, 105])] };
+      const entries = message.table!.entries;
+      const mesh = entries[1].kind;
+      if (mesh?.$case === "mesh") mesh.value._unknownFields = { [11 * 8]: [new Uint8Array([7])] };
+      entries.push({
+        kind: undefined,
+        _unknownFields: { [30 * 8 + 2]: [new Uint8Array([2, 8, 1])] },
+      });
+      return SpecsPayload.encode(message).finish();
+    },
+  },
+];
