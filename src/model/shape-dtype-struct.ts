@@ -25,8 +25,15 @@ export class ShapeDtypeStruct extends ValueObject {
     this.weakType = options.weakType ?? false;
   }
 
+  #headKey: string | undefined;
+
+  /** The key of everything but the sharding; tables key leaves by it plus their sharding's entry. */
+  get headKey(): string {
+    this.#headKey ??= `${this.dtype}|${this.weakType}|${this.shape.join(",")}`;
+    return this.#headKey;
+  }
+
   protected computeKey(): string {
-    const head = JSON.stringify([this.shape, this.dtype, this.weakType]);
-    return `ShapeDtypeStruct(${head},${this.sharding?.key ?? "null"})`;
+    return `ShapeDtypeStruct(${this.headKey},${this.sharding?.key ?? "null"})`;
   }
 }
