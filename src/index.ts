@@ -36,5 +36,16 @@ export { forEachNode, PyTreeDef, type TreeNode } from "./model/tree";
 export { treeFlatten, treeUnflatten } from "./model/tree-util";
 export { CustomNode, NamedTuple, Tuple, tuple } from "./model/tree-values";
 export { UnknownEntry } from "./model/unknown-entry";
+export { arrayByteLength } from "./rpc/array-bytes";
+export { callInputs } from "./rpc/call-inputs";
+export {
+  type ConnectOptions,
+  DEFAULT_DEADLINE_MS,
+  type ExecuteOptions,
+  type ExecuteResult,
+  WorkerClient,
+} from "./rpc/client";
+export { VersionMismatchError, WorkerError } from "./rpc/errors";
+export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./rpc/negotiate";
 export type { DecodeOptions } from "./validate/payload";
 export { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";

@@ -6,6 +6,7 @@ import { canonicalizePayload } from "../canonicalize";
 import { encodeProgram } from "../encode";
 import { exampleProgram } from "../example";
 import { payloadFromJson, payloadToJson } from "../json-form";
+import { callCommand } from "./call";
 import { formatInspection, inspectPayload } from "./inspect";
 
 /** Builds the colocated-wire command line. */
@@ -63,6 +64,8 @@ export function buildCli(): Command {
       for (const file of files)
         write(join(options.outDir, basename(file)), canonicalizePayload(readFileSync(file)));
     });
+
+  program.addCommand(callCommand());
 
   return program;
 }

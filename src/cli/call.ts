@@ -1,0 +1,73 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Command, InvalidArgumentError } from "commander";
+import { DEFAULT_DEADLINE_MS, WorkerClient } from "../rpc/client";
+import { formatRange } from "../rpc/negotiate";
+import { describeLeaf, leafPaths } from "./describe-leaf";
+import { formatInspection, inspectPayload } from "./inspect";
+
+interface CallOptions {
+  target: string;
+  input: string[];
+  deadline: number;
+  outDir: string;
+  minVersion?: number;
+  maxVersion?: number;
+}
+
+/** `colocated-wire call`: runs a program payload on a worker and writes its outputs. */
+export function callCommand(): Command {
+  return new Command("call")
+    .description(
+      "run a ProgramPayload on a worker: print the output specs, write each output's raw data",
+    )
+    .argument("<program>", "a binary ProgramPayload")
+    .requiredOption("-t, --target <host:port>", "the worker's address")
+    .option(
+      "-i, --input <file>",
+      "one input leaf's raw little-endian data, in leaf order (repeat it)",
+      (file: string, files: string[]) => [...files, file],
+      [] as string[],
+    )
+    .option("--deadline <ms>", "deadline of each call, in ms", whole, DEFAULT_DEADLINE_MS)
+    .option("--out-dir <dir>", "where to write output-<i>.bin", "out/call")
+    .option("--min-version <n>", "oldest colocated.v1 minor version to accept", whole)
+    .option("--max-version <n>", "newest colocated.v1 minor version to offer", whole)
+    .action(async (file: string, options: CallOptions) => console.log(await call(file, options)));
+}
+
+async function call(file: string, options: CallOptions): Promise<string> {
+  const program = readFileSync(file);
+  const inputs = options.input.map((input) => readFileSync(input));
+  const client = await WorkerClient.connect(options.target, {
+    minVersion: options.minVersion,
+    maxVersion: options.maxVersion,
+    deadlineMs: options.deadline,
+  });
+  try {
+    const { outputs, data, outputSpecsPayload } = await client.execute(program, inputs);
+    mkdirSync(options.outDir, { recursive: true });
+    const paths = leafPaths(outputs.treedef.root);
+    const lines = outputs.leaves.map((leaf, i) => {
+      const out = join(options.outDir, `output-${i}.bin`);
+      writeFileSync(out, data[i]);
+      return `${String(i).padStart(5)}  ${paths[i]}  ${describeLeaf(leaf)}  -> ${out}`;
+    });
+    return [
+      `worker ${client.target}: colocated.v1 version 1.${client.version} (it supports ${formatRange(client.serverRange)})`,
+      "",
+      formatInspection(inspectPayload(outputSpecsPayload)),
+      "",
+      `${outputs.leaves.length} outputs:`,
+      ...lines,
+    ].join("\n");
+  } finally {
+    client.close();
+  }
+}
+
+function whole(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("not a whole number");
+  return n;
+}

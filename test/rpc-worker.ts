@@ -1,0 +1,79 @@
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+/** The repository root, where .venv and scripts/ live. */
+export const ROOT = join(__dirname, "..");
+const PYTHON = join(ROOT, ".venv", "bin", "python");
+
+/** A real worker process and the address it serves on. */
+export interface RunningWorker {
+  target: string;
+  process: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+}
+
+const started: RunningWorker[] = [];
+
+/** Creates or refreshes the Python virtual environment (fast when it is current). */
+export function ensurePythonEnv(): void {
+  execFileSync("bash", [join(ROOT, "scripts", "python-env.sh")], { stdio: "inherit" });
+}
+
+/** Runs a Python script of the repository with the project's virtual environment. */
+export async function runPython(script: string, ...args: string[]): Promise<void> {
+  await promisify(execFile)(PYTHON, [join(ROOT, script), ...args], { cwd: ROOT });
+}
+
+/** Starts `python -m colocated_wire.worker` on 8 CPU devices and waits for its port. */
+export function startWorker(flags: string[], timeoutMs = 60_000): Promise<RunningWorker> {
+  const args = ["-m", "colocated_wire.worker", "--port", "0", "--devices", "8", ...flags];
+  const child = spawn(PYTHON, args, {
+    cwd: ROOT,
+    env: { ...process.env, XLA_FLAGS: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const worker: RunningWorker = { target: "", process: child, stderr: () => stderr };
+  started.push(worker);
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(`no port within ${timeoutMs} ms`), timeoutMs);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(new Error(`worker ${flags.join(" ")}: ${why}\n${stderr}`));
+    };
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+      const found = /listening on (\S+)/.exec(stdout);
+      if (found) {
+        clearTimeout(timer);
+        worker.target = found[1];
+        resolve(worker);
+      }
+    });
+    child.on("exit", (code, signal) => fail(`exited (${code ?? signal}) before serving`));
+  });
+}
+
+/** Stops every worker this file started: SIGTERM, then SIGKILL after a grace period. */
+export async function stopAllWorkers(graceMs = 3_000): Promise<void> {
+  await Promise.all(started.splice(0).map((w) => stop(w.process, graceMs)));
+}
+
+function stop(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    child.on("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}

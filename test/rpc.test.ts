@@ -1,0 +1,339 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { status } from "@grpc/grpc-js";
+import { ProgramPayload } from "../gen/ts/colocated/v1/payload";
+import {
+  callInputs,
+  DeviceList,
+  encodeProgram,
+  FunctionRef,
+  lowerProgramPayload,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  type Program,
+  ShapeDtypeStruct,
+  VersionMismatchError,
+  WorkerClient,
+  WorkerError,
+} from "../src";
+import { range } from "./fixtures";
+import {
+  ensurePythonEnv,
+  ROOT,
+  type RunningWorker,
+  runPython,
+  startWorker,
+  stopAllWorkers,
+} from "./rpc-worker";
+
+// These tests run the real Python worker (JAX on 8 CPU devices) and call it over gRPC.
+jest.setTimeout(30_000);
+
+const EXAMPLES = "colocated_wire.examples";
+const dir = mkdtempSync(join(tmpdir(), "colocated-wire-rpc-"));
+const PICKLED = join(dir, "pickled.program.bin");
+
+/** The one worker most tests share: version 1.0 only, examples allowed, no pickles. */
+let shared: RunningWorker;
+/** Version 1.1 only (min = max = 1), examples and pickles allowed. */
+let newer: RunningWorker;
+/** A worker the kill test may kill. */
+let doomed: RunningWorker;
+const clients: WorkerClient[] = [];
+
+async function connect(worker: RunningWorker, options = {}): Promise<WorkerClient> {
+  const client = await WorkerClient.connect(worker.target, options);
+  clients.push(client);
+  return client;
+}
+
+beforeAll(async () => {
+  ensurePythonEnv();
+  // JAX takes a few seconds to start, so the workers start together.
+  const workers = Promise.all([
+    startWorker(["--allow-module", EXAMPLES]),
+    startWorker([
+      "--allow-module",
+      EXAMPLES,
+      "--allow-pickle",
+      "--min-version",
+      "1",
+      "--max-version",
+      "1",
+    ]),
+    startWorker(["--allow-module", EXAMPLES]),
+  ]);
+  const pickled = runPython("python/tests/pickled_program.py", PICKLED, "2.5");
+  [[shared, newer, doomed]] = await Promise.all([workers, pickled]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  await stopAllWorkers();
+});
+
+const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+const XY = new NamedSharding(mesh, new PartitionSpec("x", "y"));
+const X_ONLY = new NamedSharding(mesh, new PartitionSpec("x"));
+const MATRIX = new ShapeDtypeStruct([8, 4], "float32", XY);
+const SCALAR = new ShapeDtypeStruct([], "float32", new NamedSharding(mesh, new PartitionSpec()));
+
+function example(qualname: string, args: ShapeDtypeStruct[], module = EXAMPLES): Program {
+  return {
+    function: new FunctionRef(module, qualname),
+    inputs: callInputs(args),
+    devices: mesh.devices,
+  };
+}
+
+/** Float32 data as the raw little-endian bytes the wire carries. */
+function f32(values: number[]): Uint8Array {
+  return new Uint8Array(Float32Array.from(values).buffer);
+}
+
+function floats(bytes: Uint8Array): number[] {
+  return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
+}
+
+/** 8x4 values k*(i - 10), row-major. */
+function matrix(k: number): number[] {
+  return range(32).map((i) => k * (i - 10));
+}
+
+/** The rejection of a promise, which must be a WorkerError. */
+async function refusal(promise: Promise<unknown>): Promise<WorkerError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(WorkerError);
+  return error as WorkerError;
+}
+
+describe("a real colocated worker", () => {
+  test("connect negotiates the version", async () => {
+    const client = await connect(shared);
+    expect(client.version).toBe(0);
+    expect(client.serverRange).toEqual({ minVersion: 0, maxVersion: 0 });
+  });
+
+  test("six concurrent calls return the right values, shapes, dtypes and shardings", async () => {
+    const client = await connect(shared);
+    const program = example("summarize", [MATRIX, new ShapeDtypeStruct([8, 4], "float32", X_ONLY)]);
+    const ks = [1, 2, 3, 4, 5, 6];
+    const results = await Promise.all(
+      ks.map((k) => client.execute(program, [f32(matrix(k)), f32(matrix(1).map(() => k))])),
+    );
+    results.forEach(({ outputs, data }, call) => {
+      const k = ks[call];
+      const x = matrix(k);
+      // Dict keys come back sorted, as JAX sorts them.
+      expect(outputs.treedef.root).toMatchObject({
+        kind: "dict",
+        keys: ["count_positive", "doubled", "positive", "row_sums", "sum"],
+      });
+      const [count, doubled, positive, rowSums, sum] = outputs.leaves;
+      expect([count.dtype, count.shape]).toEqual(["int32", []]);
+      expect([doubled.dtype, doubled.shape]).toEqual(["float32", [8, 4]]);
+      expect([positive.dtype, positive.shape]).toEqual(["bool", [8, 4]]);
+      expect([rowSums.dtype, rowSums.shape]).toEqual(["float32", [8]]);
+      expect([sum.dtype, sum.shape]).toEqual(["float32", [8, 4]]);
+
+      expect(new Int32Array(data[0].buffer)[0]).toBe(x.filter((v) => v > 0).length);
+      expect(floats(data[1])).toEqual(x.map((v) => v * 2));
+      expect(Array.from(data[2])).toEqual(x.map((v) => (v > 0 ? 1 : 0)));
+      expect(floats(data[3])).toEqual(
+        range(8).map((r) => x.slice(4 * r, 4 * r + 4).reduce((a, b) => a + b)),
+      );
+      expect(floats(data[4])).toEqual(x.map((v) => v + k));
+
+      // NamedShardings on the worker's 8-device mesh, all sharing one lifted Mesh instance.
+      for (const leaf of outputs.leaves) {
+        expect(leaf.sharding).toBeInstanceOf(NamedSharding);
+        const sharding = leaf.sharding as NamedSharding;
+        expect(sharding.mesh).toBe((doubled.sharding as NamedSharding).mesh);
+        expect(sharding.mesh.equals(mesh)).toBe(true);
+      }
+      expect(doubled.sharding).toBe(sum.sharding);
+      expect(doubled.sharding!.equals(XY)).toBe(true);
+      expect(rowSums.sharding!.equals(X_ONLY)).toBe(true);
+      expect((count.sharding as NamedSharding).spec.entries).toEqual([]);
+    });
+  });
+
+  describe("version negotiation", () => {
+    test("both sides agree at the lower maximum", async () => {
+      const client = await connect(shared, { minVersion: 0, maxVersion: 1 });
+      expect(client.version).toBe(0);
+      const newest = await connect(newer, { minVersion: 0, maxVersion: 3 });
+      expect(newest.version).toBe(1);
+      expect(newest.serverRange).toEqual({ minVersion: 1, maxVersion: 1 });
+    });
+
+    test("a client below the worker's minimum is refused, naming both ranges", async () => {
+      const error = await refusal(WorkerClient.connect(newer.target));
+      expect(error).toBeInstanceOf(VersionMismatchError);
+      expect(error.code).toBe(status.FAILED_PRECONDITION);
+      expect(error.message).toBe(
+        "no common colocated.v1 version: client supports 1.0–1.0, server 1.1–1.1",
+      );
+    });
+
+    test("a worker below the client's minimum is refused, naming both ranges", async () => {
+      const error = await refusal(
+        WorkerClient.connect(shared.target, { minVersion: 1, maxVersion: 2 }),
+      );
+      expect(error).toBeInstanceOf(VersionMismatchError);
+      expect(error.message).toBe(
+        "no common colocated.v1 version: client supports 1.1–1.2, server 1.0–1.0",
+      );
+    });
+
+    test("a payload of a newer minor version is refused at 1.0 and accepted at 1.1", async () => {
+      const message = lowerProgramPayload(example("affine", [MATRIX, SCALAR, SCALAR]));
+      message.header!.minorVersion = 1;
+      message._unknownFields = { [8 * 99 + 2]: [new Uint8Array([3, 1, 2, 3])] };
+      message.table!.entries[1]._unknownFields = { [8 * 40]: [new Uint8Array([7])] };
+      const bytes = ProgramPayload.encode(message).finish();
+      const inputs = [f32(matrix(1)), f32([3]), f32([0.5])];
+
+      const old = await connect(shared);
+      const error = await refusal(old.execute(bytes, inputs));
+      expect(error.code).toBe(status.INVALID_ARGUMENT);
+      expect(error.details).toBe(
+        "program payload refused: header.minor_version: minor version 1 is newer than the agreed 0",
+      );
+
+      const current = await connect(newer, { maxVersion: 1 });
+      const { data } = await current.execute(bytes, inputs);
+      expect(floats(data[0])).toEqual(matrix(1).map((v) => v * 3 + 0.5));
+    });
+  });
+
+  describe("what the worker refuses", () => {
+    test("a function from a module it was not told to allow", async () => {
+      const client = await connect(shared);
+      const error = await refusal(
+        client.execute(example("main", [MATRIX], "colocated_wire.worker"), [f32(matrix(1))]),
+      );
+      expect(error.code).toBe(status.PERMISSION_DENIED);
+      expect(error.details).toMatch(/module 'colocated_wire.worker' is not allowed on this worker/);
+    });
+
+    test("a pickled function, unless started with --allow-pickle", async () => {
+      const program = readFileSync(PICKLED);
+      const input = [f32(matrix(1))];
+      const client = await connect(shared);
+      const error = await refusal(client.execute(program, input));
+      expect(error.code).toBe(status.PERMISSION_DENIED);
+      expect(error.details).toMatch(/pickled.*--allow-pickle/);
+
+      const allowed = await connect(newer, { maxVersion: 1 });
+      const { data } = await allowed.execute(program, input);
+      expect(floats(data[0])).toEqual(matrix(1).map((v) => v + 2.5));
+    });
+
+    test("input data that does not fit its spec", async () => {
+      const client = await connect(shared);
+      const error = await refusal(
+        client.execute(example("affine", [MATRIX, SCALAR, SCALAR]), [
+          f32(matrix(1)),
+          f32([1, 2]),
+          f32([0]),
+        ]),
+      );
+      expect(error.code).toBe(status.INVALID_ARGUMENT);
+      expect(error.details).toBe("inputs[1]: 8 bytes, but a float32[] input needs 4");
+    });
+
+    test("a function that raises reports its error", async () => {
+      const client = await connect(shared);
+      const error = await refusal(client.execute(example("fail", [MATRIX]), [f32(matrix(1))]));
+      expect(error.code).toBe(status.UNKNOWN);
+      expect(error.message).toMatch(/colocated_wire.examples.fail raised ValueError/);
+    });
+  });
+
+  describe("deadlines and dying workers", () => {
+    const sleepy = example("sleep_then_identity", [SCALAR, MATRIX]);
+
+    test("a deadline that expires fails the call on time", async () => {
+      const client = await connect(shared);
+      const start = Date.now();
+      const error = await refusal(
+        client.execute(sleepy, [f32([3]), f32(matrix(1))], { deadlineMs: 500 }),
+      );
+      expect(error.code).toBe(status.DEADLINE_EXCEEDED);
+      expect(error.message).toMatch(/no answer within 500 ms/);
+      expect(Date.now() - start).toBeLessThan(2_500);
+    });
+
+    test("a worker killed mid-call gives a clear error, long before the deadline", async () => {
+      const client = await connect(doomed);
+      const call = refusal(
+        client.execute(sleepy, [f32([20]), f32(matrix(1))], { deadlineMs: 25_000 }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const killedAt = Date.now();
+      doomed.process.kill("SIGKILL");
+      const error = await call;
+      expect(Date.now() - killedAt).toBeLessThan(5_000);
+      expect(error.code).toBe(status.UNAVAILABLE);
+      expect(error.message).toMatch(/died during the call/);
+      // A new connection to the dead worker fails fast too.
+      const again = await refusal(WorkerClient.connect(doomed.target, { deadlineMs: 5_000 }));
+      expect(again.code).toBe(status.UNAVAILABLE);
+    });
+  });
+
+  describe("colocated-wire call", () => {
+    const CLI = join(ROOT, "dist", "src", "cli", "main.js");
+
+    test("sends a program file and input files, prints the outputs, writes their data", () => {
+      const program = join(dir, "summarize.program.bin");
+      writeFileSync(program, encodeProgram(example("summarize", [MATRIX, MATRIX])));
+      writeFileSync(join(dir, "x.bin"), f32(matrix(2)));
+      writeFileSync(join(dir, "y.bin"), f32(matrix(1)));
+      const outDir = join(dir, "call-out");
+      const out = execFileSync(
+        "node",
+        [
+          CLI,
+          "call",
+          "--target",
+          shared.target,
+          program,
+          "-i",
+          join(dir, "x.bin"),
+          "-i",
+          join(dir, "y.bin"),
+          "--out-dir",
+          outDir,
+        ],
+        { encoding: "utf8" },
+      );
+      expect(out).toMatch(/colocated\.v1 version 1\.0 \(it supports 1\.0–1\.0\)/);
+      expect(out).toMatch(/^specs payload: \d+ bytes/m);
+      expect(out).toMatch(/5 outputs:/);
+      expect(out).toContain(
+        `1  ["doubled"]  float32[8,4] NamedSharding(mesh x=2 y=4 of 8 devices, P(x, y))  -> ${join(outDir, "output-1.bin")}`,
+      );
+      expect(floats(new Uint8Array(readFileSync(join(outDir, "output-1.bin"))))).toEqual(matrix(4));
+    });
+
+    test("a refused call prints one line and exits 1", () => {
+      const program = join(dir, "fail.program.bin");
+      writeFileSync(program, encodeProgram(example("fail", [MATRIX])));
+      const run = spawnSync("node", [CLI, "call", "-t", shared.target, program], {
+        encoding: "utf8",
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(
+        /^colocated-wire: Execute on \S+ failed: INVALID_ARGUMENT: inputs: 0 arrays for a program of 1 input leaves\n$/,
+      );
+    });
+  });
+});
