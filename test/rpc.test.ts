@@ -68,7 +68,7 @@ beforeAll(async () => {
   ]);
   const pickled = runPython("python/tests/pickled_program.py", PICKLED, "2.5");
   [[shared, newer, doomed]] = await Promise.all([workers, pickled]);
-}, 120_000);
+}, 900_000); // on a fresh clone, python-env.sh first installs the virtual environment
 
 afterAll(async () => {
   for (const client of clients) client.close();
