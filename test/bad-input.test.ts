@@ -93,7 +93,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
       broken((_, e) => {
         entryValue(e, 1, "mesh").axisSizes = [2, 2];
       }),
-    "table[1].mesh",
+    "table[1].mesh.axis_sizes",
     "invalid-mesh",
     /hold 4 devices, but the device list has 8/,
   ],
@@ -113,7 +113,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
       broken((_, e) => {
         entryValue(e, 1, "mesh").axisNames = ["x", "x"];
       }),
-    "table[1].mesh",
+    "table[1].mesh.axis_names[1]",
     "invalid-mesh",
     /repeats/,
   ],
@@ -126,7 +126,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
           value: { ids: { $case: "plain", value: { ids: [0, 1, 2, 3, 4, 5, 6, 1] } } },
         };
       }),
-    "table[0].device_list",
+    "table[0].device_list.plain.ids[7]",
     "duplicate-device",
     /device id 1 appears twice/,
   ],
@@ -139,7 +139,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
           value: { ids: { $case: "delta", value: { deltas: [2 ** 31 - 4, 1, 1, 1, 1, 1, 1, 1] } } },
         };
       }),
-    "table[0].device_list",
+    "table[0].device_list.delta.deltas[4]",
     "invalid-value",
   ],
   [
@@ -160,7 +160,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
       broken((_, e) => {
         entryValue(e, 2, "namedSharding").spec.entries[0].axes = ["z"];
       }),
-    "table[2].named_sharding.spec",
+    "table[2].named_sharding.spec.entries[0].axes[0]",
     "unknown-axis",
     /axis "z" is not a mesh axis/,
   ],
@@ -170,7 +170,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
       broken((_, e) => {
         entryValue(e, 2, "namedSharding").spec.unreduced = ["x"];
       }),
-    "table[2].named_sharding.spec",
+    "table[2].named_sharding.spec.unreduced[0]",
     "repeated-axis",
     /axis "x" is used twice/,
   ],
@@ -245,7 +245,7 @@ const cases: [string, () => Uint8Array, string, DecodeErrorCode, RegExp?][] = [
       broken((p) => {
         p.specs!.treedef!.arities[0] = 1e9;
       }),
-    "specs.treedef.arities",
+    "specs.treedef.arities[0]",
     "invalid-tree",
     /claims 1000000000 children/,
   ],

@@ -3,12 +3,16 @@ import {
   AxisType,
   DeviceList,
   DTYPE_NAMES,
+  decodeProgram,
+  encodeProgram,
   GSPMDSharding,
   Mesh,
   NamedSharding,
   PartitionSpec,
+  PickledFunction,
   ShapeDtypeStruct,
   SingleDeviceSharding,
+  treeFlatten,
   UNCONSTRAINED,
 } from "../src";
 import { range, roundTrip, smallMesh, specsBytes } from "./fixtures";
@@ -99,7 +103,7 @@ describe("each entry kind round-trips", () => {
     expectRoundTrip(leaves);
   });
 
-  test("GSPMDSharding: iota and explicit tiles, replicated, maximal, manual", () => {
+  test("GSPMDSharding: iota and explicit tiles, replicated, maximal", () => {
     const devices = new DeviceList([8, 9, 10, 11, 12, 13, 14, 15]);
     const tiled = new GSPMDSharding(devices, {
       type: "other",
@@ -111,7 +115,6 @@ describe("each entry kind round-trips", () => {
       type: "other",
       tileDims: [4, 2],
       tileDevices: [3, 1, 0, 2, 7, 5, 6, 4],
-      lastTileDims: ["manual"],
     });
     const leaves = [
       new ShapeDtypeStruct([8, 8], "float8_e4m3fn", tiled),
@@ -122,18 +125,34 @@ describe("each entry kind round-trips", () => {
         "float32",
         new GSPMDSharding(devices, { type: "maximal", tileDims: [1], tileDevices: [3] }),
       ),
-      new ShapeDtypeStruct(
-        [8],
-        "float32",
-        new GSPMDSharding(devices, { type: "manual" }, { memoryKind: "device" }),
-      ),
     ];
     const table = SpecsPayload.decode(specsBytes(leaves)).table!.entries;
     const tiles = table.flatMap((e) =>
       e.kind?.$case === "gspmdSharding" ? [e.kind.value.tileAssignment?.devices?.$case] : [],
     );
-    expect(tiles).toEqual(["iota", "explicit", undefined, "explicit", undefined]);
+    expect(tiles).toEqual(["iota", "explicit", undefined, "explicit"]);
     expectRoundTrip(leaves);
+  });
+
+  test("GSPMDSharding that JAX puts on no array travels as a shared object", () => {
+    const devices = new DeviceList([8, 9, 10, 11, 12, 13, 14, 15]);
+    const manual = new GSPMDSharding(devices, { type: "manual" }, { memoryKind: "pinned_host" });
+    const typed = new GSPMDSharding(devices, {
+      type: "other",
+      tileDims: [4, 2],
+      tileDevices: [3, 1, 0, 2, 7, 5, 6, 4],
+      lastTileDims: ["manual"],
+    });
+    const inputs = treeFlatten<ShapeDtypeStruct>([]);
+    const program = {
+      function: new PickledFunction(new Uint8Array([0x80, 5, 0x2e]), [manual, typed]),
+      inputs,
+      devices,
+    };
+    const refs = (decodeProgram(encodeProgram(program)).function as PickledFunction).refs;
+    expect(refs.map((ref, i) => ref.equals([manual, typed][i]))).toEqual([true, true]);
+    const onLeaf = new ShapeDtypeStruct([8], "float32", manual);
+    expect(() => specsBytes([onLeaf])).toThrow(/manual/);
   });
 
   test("every dtype, shapes, scalars and weak types", () => {

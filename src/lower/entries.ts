@@ -21,10 +21,14 @@ import type {
 } from "../model/sharding";
 import {
   deviceIdsProblem,
+  gspmdDevicesProblem,
+  leafShardingProblem,
   meshProblem,
   type Problem,
   shapeProblem,
   specAxesProblem,
+  tileCountProblem,
+  trailingTileDimsProblem,
 } from "../validate/rules";
 import { lowerDeviceIds } from "./device-ids";
 
@@ -100,7 +104,19 @@ export function gspmdShardingEntry(
   const type = known(SHARDING_TYPES, hlo.type, `${path}.hloSharding.type`);
   const tiled = hlo.type === "other" || hlo.type === "maximal";
   const size = sharding.devices.size;
+  check(`${path}.devices`, gspmdDevicesProblem(size));
   check(`${path}.hloSharding`, tileProblem(hlo.tileDims, hlo.tileDevices, tiled, size));
+  if (tiled) check(`${path}.hloSharding`, tileCountProblem(hlo.type, hlo.tileDevices.length));
+  const { replicateOnLastTileDim, lastTileDims } = hlo;
+  check(
+    `${path}.hloSharding`,
+    trailingTileDimsProblem(
+      hlo.type,
+      hlo.tileDims.length,
+      replicateOnLastTileDim,
+      lastTileDims.length,
+    ),
+  );
   return {
     kind: {
       $case: "gspmdSharding",
@@ -125,6 +141,7 @@ export function arraySpecEntry(
   path: string,
 ): Entry {
   check(`${path}.shape`, shapeProblem(spec.shape));
+  check(`${path}.sharding`, leafShardingProblem(spec.shape, spec.sharding));
   const dtype = dtypeToWire(spec.dtype);
   if (dtype === undefined) throw new EncodeError(`${path}.dtype`, `unknown dtype "${spec.dtype}"`);
   const value = { shape: spec.shape.map(BigInt), dtype, sharding, weakType: spec.weakType };

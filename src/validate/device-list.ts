@@ -12,6 +12,7 @@ export function checkDeviceList(
 ): number[] {
   const form = message.ids;
   let ids: ArrayLike<number>;
+  let idsPath: string;
   switch (form?.$case) {
     case "iota": {
       const { offset, iota } = form.value;
@@ -25,16 +26,18 @@ export function checkDeviceList(
           `ids up to ${offset + size - 1} pass 2^31-1`,
         );
       }
-      ids = materializeIota(iota, offset);
-      break;
+      // Distinct and in range by construction.
+      return Array.from(materializeIota(iota, offset));
     }
     case "plain":
       ids = form.value.ids;
-      checkCount(ids.length, `${path}.plain.ids`, limits);
+      idsPath = `${path}.plain.ids`;
+      checkCount(ids.length, idsPath, limits);
       break;
     case "delta": {
       const { deltas } = form.value;
-      checkCount(deltas.length, `${path}.delta.deltas`, limits);
+      idsPath = `${path}.delta.deltas`;
+      checkCount(deltas.length, idsPath, limits);
       const sums = new Array<number>(deltas.length);
       for (let i = 0, id = 0; i < deltas.length; i++) sums[i] = id += deltas[i];
       ids = sums;
@@ -48,12 +51,19 @@ export function checkDeviceList(
       );
   }
   const problem = deviceIdsProblem(ids);
-  if (problem) throw new DecodeError(path, problem.code, problem.detail);
+  if (problem) throw new DecodeError(`${idsPath}${problem.at ?? ""}`, problem.code, problem.detail);
   return Array.from(ids);
 }
 
 /** Checks an iota's dims and permutation and returns its size, which is within the limits. */
 export function checkIota(iota: Iota, path: string, limits: DecodeLimits): number {
+  const size = checkIotaLayout(iota, path, limits);
+  checkCount(size, `${path}.reshape_dims`, limits);
+  return size;
+}
+
+/** Checks an iota's rank and permutation; returns its size, Infinity past 2^53. */
+export function checkIotaLayout(iota: Iota, path: string, limits: DecodeLimits): number {
   const { reshapeDims, transposePerm } = iota;
   if (reshapeDims.length > limits.maxRank) {
     throw new DecodeError(
@@ -80,9 +90,7 @@ export function checkIota(iota: Iota, path: string, limits: DecodeLimits): numbe
     }
     seen.add(p);
   }
-  const size = iotaSize(reshapeDims);
-  checkCount(size, `${path}.reshape_dims`, limits);
-  return size;
+  return iotaSize(reshapeDims);
 }
 
 function checkCount(count: number, path: string, limits: DecodeLimits): void {

@@ -18,10 +18,19 @@ import { type DTypeName, dtypeFromWire } from "../model/dtype";
 import type { AxisType, Mesh } from "../model/mesh";
 import { PartitionSpec, type PartitionSpecEntry, UNCONSTRAINED } from "../model/partition-spec";
 import type { HloSharding, HloShardingType, Sharding } from "../model/sharding";
-import { checkIota } from "./device-list";
+import { checkIotaLayout } from "./device-list";
 import { ACCEPTS } from "./kinds";
 import type { References } from "./reference";
-import { deviceIdsProblem, meshProblem, type Problem, specAxesProblem } from "./rules";
+import {
+  deviceIdsProblem,
+  gspmdDevicesProblem,
+  leafShardingProblem,
+  meshProblem,
+  type Problem,
+  SpecAxisRules,
+  tileCountProblem,
+  trailingTileDimsProblem,
+} from "./rules";
 
 /** Where an entry sits: its index, its path, and the references lifted before it. */
 export interface EntryContext {
@@ -72,26 +81,18 @@ export function checkNamedSharding(message: NamedShardingMsg, ctx: EntryContext)
   const { path, refs, index } = ctx;
   const mesh: Mesh = refs.require(message.mesh, index, `${path}.mesh`, ACCEPTS.mesh);
   const specMessage = message.spec ?? { entries: [], unreduced: [], reduced: [] };
-  const axes = {
-    partitions: specMessage.entries.flatMap((e) => e.axes),
-    unreduced: specMessage.unreduced,
-    reduced: specMessage.reduced,
-    unconstrained: specMessage.entries.some(
-      (e) => e.kind === EntryKind.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED,
-    ),
-  };
-  raise(`${path}.spec`, specAxesProblem(axes, mesh.axisNames, mesh.axisTypes));
-  const spec = checkPartitionSpec(specMessage, `${path}.spec`);
+  const spec = checkPartitionSpec(specMessage, `${path}.spec`, mesh);
   return { mesh, spec, memoryKind: memoryKind(message.memoryKind, path) };
 }
 
 /** Checks a SingleDeviceSharding entry. */
 export function checkSingleDeviceSharding(message: SingleDeviceShardingMsg, ctx: EntryContext) {
-  raise(`${ctx.path}.device_id`, deviceIdsProblem([message.deviceId]));
+  const problem = deviceIdsProblem([message.deviceId]);
+  if (problem) throw new DecodeError(`${ctx.path}.device_id`, problem.code, problem.detail);
   return { deviceId: message.deviceId, memoryKind: memoryKind(message.memoryKind, ctx.path) };
 }
 
-/** Checks a GspmdSharding entry, sizing its tile assignment before writing it out. */
+/** Checks a GspmdSharding entry in field order, sizing its tile assignment before writing it out. */
 export function checkGspmdSharding(message: GspmdSharding, ctx: EntryContext) {
   const { path, refs, index } = ctx;
   const devices: DeviceList = refs.require(
@@ -100,25 +101,31 @@ export function checkGspmdSharding(message: GspmdSharding, ctx: EntryContext) {
     `${path}.device_list`,
     ACCEPTS.deviceList,
   );
+  raise(`${path}.device_list`, gspmdDevicesProblem(devices.size));
   const type = known(SHARDING_TYPES, message.type, `${path}.type`, "sharding type");
-  const lastTileDims = message.lastTileDims.map((t, i) =>
-    known(SHARDING_TYPES, t, `${path}.last_tile_dims[${i}]`, "sharding type"),
-  );
   const tiled = type === "other" || type === "maximal";
   const tilePath = `${path}.tile_assignment`;
   let tile = { dims: [] as number[], devices: [] as number[] };
   if (tiled) {
     if (!message.tileAssignment)
       throw new DecodeError(tilePath, "missing", `a ${type} sharding needs a tile assignment`);
-    tile = checkTileAssignment(message.tileAssignment, tilePath, devices.size, ctx.limits);
+    tile = checkTileAssignment(message.tileAssignment, tilePath, type, devices.size, ctx.limits);
   } else if (message.tileAssignment) {
     throw new DecodeError(tilePath, "invalid-value", `a ${type} sharding has no tile assignment`);
   }
+  const lastTileDims = message.lastTileDims.map((t, i) =>
+    known(SHARDING_TYPES, t, `${path}.last_tile_dims[${i}]`, "sharding type"),
+  );
+  const { replicateOnLastTileDim } = message;
+  raise(
+    path,
+    trailingTileDimsProblem(type, tile.dims.length, replicateOnLastTileDim, lastTileDims.length),
+  );
   const hloSharding: HloSharding = {
     type,
     tileDims: tile.dims,
     tileDevices: tile.devices,
-    replicateOnLastTileDim: message.replicateOnLastTileDim,
+    replicateOnLastTileDim,
     lastTileDims,
   };
   return { devices, hloSharding, memoryKind: memoryKind(message.memoryKind, path) };
@@ -143,18 +150,16 @@ export function checkArraySpec(message: ArraySpec, ctx: EntryContext) {
   const dtype: DTypeName | undefined = dtypeFromWire(message.dtype);
   if (dtype === undefined)
     throw new DecodeError(`${path}.dtype`, "unknown-enum", `unknown dtype ${message.dtype}`);
-  const sharding: Sharding | undefined = refs.optional(
-    message.sharding,
-    index,
-    `${path}.sharding`,
-    ACCEPTS.sharding,
-  );
-  return { shape, dtype, sharding: sharding ?? null, weakType: message.weakType };
+  const sharding: Sharding | null =
+    refs.optional(message.sharding, index, `${path}.sharding`, ACCEPTS.sharding) ?? null;
+  raise(`${path}.sharding`, leafShardingProblem(shape, sharding));
+  return { shape, dtype, sharding, weakType: message.weakType };
 }
 
 function checkTileAssignment(
   message: TileAssignment,
   path: string,
+  type: HloShardingType,
   deviceCount: number,
   limits: DecodeLimits,
 ) {
@@ -174,51 +179,54 @@ function checkTileAssignment(
       `${size} tiles pass the limit of ${limits.maxDevicesPerList}`,
     );
   }
-  let ids: ArrayLike<number>;
+  raise(`${path}.dims`, tileCountProblem(type, size));
   const form = message.devices;
   if (form?.$case === "iota") {
-    const iotaSize = checkIota(form.value, `${path}.iota`, limits);
+    const iotaPath = `${path}.iota`;
+    const iotaSize = checkIotaLayout(form.value, iotaPath, limits);
     if (iotaSize !== size) {
-      throw new DecodeError(
-        `${path}.iota`,
-        "invalid-iota",
-        `the iota has ${iotaSize} elements, the tile dims ${size}`,
-      );
+      const detail = `the iota has ${iotaSize} elements, the tile dims ${size}`;
+      throw new DecodeError(`${iotaPath}.reshape_dims`, "invalid-iota", detail);
     }
-    ids = materializeIota(form.value);
-  } else if (form?.$case === "explicit") {
-    ids = form.value.ids;
-    if (ids.length !== size) {
-      throw new DecodeError(
-        `${path}.explicit.ids`,
-        "invalid-value",
-        `${ids.length} ids for tile dims holding ${size}`,
-      );
+    if (size > deviceCount) {
+      const detail = `${size} tiles for a list of ${deviceCount} devices`;
+      throw new DecodeError(`${iotaPath}.reshape_dims`, "invalid-value", detail);
     }
-  } else {
+    // Distinct positions below the size, so within the device list.
+    return { dims: [...dims], devices: Array.from(materializeIota(form.value)) };
+  }
+  if (form?.$case !== "explicit") {
     throw new DecodeError(
       `${path}.devices`,
       "missing",
       "no known tile device form (iota or explicit)",
     );
   }
-  const seen = new Set<number>();
-  for (let i = 0; i < ids.length; i++) {
-    if (ids[i] >= deviceCount) {
-      throw new DecodeError(
-        path,
-        "invalid-value",
-        `logical device ${ids[i]} is not in a list of ${deviceCount}`,
-      );
-    }
-    if (seen.has(ids[i]))
-      throw new DecodeError(path, "duplicate-device", `logical device ${ids[i]} appears twice`);
-    seen.add(ids[i]);
+  const ids = form.value.ids;
+  const idsPath = `${path}.explicit.ids`;
+  if (ids.length !== size) {
+    const detail = `${ids.length} ids for tile dims holding ${size}`;
+    throw new DecodeError(idsPath, "invalid-value", detail);
   }
-  return { dims: [...dims], devices: Array.from(ids) };
+  const beyond = ids.findIndex((id) => id >= deviceCount);
+  if (beyond >= 0) {
+    const detail = `logical device ${ids[beyond]} is not in a list of ${deviceCount}`;
+    throw new DecodeError(`${idsPath}[${beyond}]`, "invalid-value", detail);
+  }
+  const seen = new Set<number>();
+  for (const [i, id] of ids.entries()) {
+    if (seen.has(id)) {
+      const detail = `logical device ${id} appears twice`;
+      throw new DecodeError(`${idsPath}[${i}]`, "duplicate-device", detail);
+    }
+    seen.add(id);
+  }
+  return { dims: [...dims], devices: [...ids] };
 }
 
-function checkPartitionSpec(message: PartitionSpecMsg, path: string): PartitionSpec {
+/** Checks each entry (kind, arity, axes), then unreduced and reduced, in order. */
+function checkPartitionSpec(message: PartitionSpecMsg, path: string, mesh: Mesh): PartitionSpec {
+  const rules = new SpecAxisRules(mesh.axisNames, mesh.axisTypes);
   const entries = message.entries.map((entry, i): PartitionSpecEntry => {
     const at = `${path}.entries[${i}]`;
     const arity = (expected: number) => {
@@ -230,17 +238,24 @@ function checkPartitionSpec(message: PartitionSpecMsg, path: string): PartitionS
         );
       }
     };
+    const axes = () => {
+      for (const [k, name] of entry.axes.entries())
+        raise(`${at}.axes[${k}]`, rules.axis(name, "partition"));
+    };
     switch (entry.kind) {
       case EntryKind.PARTITION_SPEC_ENTRY_KIND_NONE:
         arity(0);
         return null;
       case EntryKind.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED:
         arity(0);
+        raise(at, rules.unconstrained());
         return UNCONSTRAINED;
       case EntryKind.PARTITION_SPEC_ENTRY_KIND_AXIS:
         arity(1);
+        axes();
         return entry.axes[0];
       case EntryKind.PARTITION_SPEC_ENTRY_KIND_TUPLE:
+        axes();
         return entry.axes;
       default:
         throw new DecodeError(
@@ -250,6 +265,10 @@ function checkPartitionSpec(message: PartitionSpecMsg, path: string): PartitionS
         );
     }
   });
+  for (const role of ["unreduced", "reduced"] as const) {
+    for (const [k, name] of message[role].entries())
+      raise(`${path}.${role}[${k}]`, rules.axis(name, role));
+  }
   return PartitionSpec.create(entries, { unreduced: message.unreduced, reduced: message.reduced });
 }
 
@@ -265,6 +284,7 @@ function known<T>(table: Map<number, T>, value: number, path: string, what: stri
   return found;
 }
 
+/** Throws a broken rule as a DecodeError at `path` plus the rule's own suffix. */
 function raise(path: string, problem: Problem | undefined): void {
-  if (problem) throw new DecodeError(path, problem.code, problem.detail);
+  if (problem) throw new DecodeError(`${path}${problem.at ?? ""}`, problem.code, problem.detail);
 }
