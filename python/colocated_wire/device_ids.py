@@ -52,26 +52,47 @@ def lower_device_ids(ids: Sequence[int] | np.ndarray) -> table_pb2.DeviceList:
     return min(candidates, key=lambda m: m.ByteSize())  # min keeps the first on ties
 
 
+def check_iota_layout(io: table_pb2.Iota, path: str, limits: DecodeLimits) -> None:
+    """An iota's rank is within the limits and its perm is a permutation of its dims."""
+    dims, perm = io.reshape_dims, io.transpose_perm
+    if len(dims) > limits.mesh_rank:
+        raise DecodeError(
+            f"{path}.reshape_dims",
+            "limit-exceeded",
+            f"{len(dims)} dims exceed the limit of {limits.mesh_rank}",
+        )
+    if len(dims) != len(perm):
+        raise DecodeError(
+            f"{path}.transpose_perm",
+            "invalid-iota",
+            f"{len(perm)} perm entries for {len(dims)} reshape dims",
+        )
+    if sorted(perm) != list(range(len(perm))):
+        raise DecodeError(
+            f"{path}.transpose_perm", "invalid-iota", f"{list(perm)} is not a permutation"
+        )
+
+
+def first_repeat(ids: np.ndarray) -> int | None:
+    """The index of the first id seen before, or None."""
+    uniq, first = np.unique(ids, return_index=True)
+    if len(uniq) == len(ids):
+        return None
+    seen = np.zeros(len(ids), dtype=bool)
+    seen[first] = True
+    return int(np.flatnonzero(~seen)[0])
+
+
 def decode_device_ids(msg: table_pb2.DeviceList, path: str, limits: DecodeLimits) -> np.ndarray:
     """Validated int64 ids of a DeviceList message; raises DecodeError."""
     case = msg.WhichOneof("ids")
     if case == "iota":
         ipath = f"{path}.iota"
+        if not msg.iota.HasField("iota"):
+            raise DecodeError(f"{ipath}.iota", "missing", "an iota device list needs its iota")
         io = msg.iota.iota
-        dims, perm = list(io.reshape_dims), list(io.transpose_perm)
-        if len(dims) != len(perm):
-            raise DecodeError(
-                f"{ipath}.iota.transpose_perm",
-                "invalid-iota",
-                f"{len(perm)} perm entries for {len(dims)} reshape dims",
-            )
-        if sorted(perm) != list(range(len(perm))):
-            raise DecodeError(
-                f"{ipath}.iota.transpose_perm", "invalid-iota", f"{perm} is not a permutation"
-            )
-        size = 1
-        for d in dims:
-            size *= d
+        check_iota_layout(io, f"{ipath}.iota", limits)
+        size = int(np.prod(list(io.reshape_dims), dtype=object))
         if size > limits.devices_per_list:
             raise DecodeError(
                 f"{ipath}.iota.reshape_dims",
@@ -80,32 +101,31 @@ def decode_device_ids(msg: table_pb2.DeviceList, path: str, limits: DecodeLimits
             )
         if size and msg.iota.offset + size - 1 > INT32_MAX:
             raise DecodeError(f"{ipath}.offset", "invalid-value", "device ids exceed 2**31 - 1")
-        return materialize_iota(dims, perm) + msg.iota.offset
+        # Distinct and in range by construction.
+        return materialize_iota(list(io.reshape_dims), list(io.transpose_perm)) + msg.iota.offset
     if case == "plain":
-        ids = np.asarray(msg.plain.ids, dtype=np.int64)
         cpath = f"{path}.plain.ids"
+        count = len(msg.plain.ids)
     elif case == "delta":
-        if len(msg.delta.deltas) > limits.devices_per_list:
-            ids = np.empty(len(msg.delta.deltas))
-        else:
-            ids = np.cumsum(np.asarray(msg.delta.deltas, dtype=np.int64))
         cpath = f"{path}.delta.deltas"
+        count = len(msg.delta.deltas)
     else:
         raise DecodeError(f"{path}.ids", "missing", "a device list has no ids")
-    if len(ids) > limits.devices_per_list:
+    if count > limits.devices_per_list:
         raise DecodeError(
             cpath,
             "limit-exceeded",
-            f"{len(ids)} devices exceed the limit of {limits.devices_per_list}",
+            f"{count} devices exceed the limit of {limits.devices_per_list}",
         )
+    if case == "plain":
+        ids = np.asarray(msg.plain.ids, dtype=np.int64)
+    else:
+        ids = np.cumsum(np.asarray(msg.delta.deltas, dtype=np.int64))
     bad = np.flatnonzero((ids < 0) | (ids > INT32_MAX))
     if len(bad):
         i = int(bad[0])
         raise DecodeError(f"{cpath}[{i}]", "invalid-value", f"device id {ids[i]} is not an int32")
-    uniq, first = np.unique(ids, return_index=True)
-    if len(uniq) != len(ids):
-        seen = np.zeros(len(ids), dtype=bool)
-        seen[first] = True
-        i = int(np.flatnonzero(~seen)[0])
+    i = first_repeat(ids)
+    if i is not None:
         raise DecodeError(f"{cpath}[{i}]", "duplicate-device", f"device {ids[i]} appears twice")
     return ids

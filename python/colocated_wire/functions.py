@@ -67,6 +67,8 @@ class UnloadedFunction:
     reason: str
     pickle: bytes = b""
     shared: tuple[Any, ...] = ()
+    # The `Function` message of a kind from a newer minor version, written back unchanged.
+    unknown: bytes = b""
 
     def __call__(self, *args, **kwargs):
         raise FunctionNotAvailableError(self.reason)

@@ -47,8 +47,19 @@ def lift_table(vt: ValidatedTable, path: str = "table") -> list[Any]:
     return objects
 
 
-def _memory_kind(msg) -> str | None:
-    return msg.memory_kind if msg.HasField("memory_kind") else None
+def _memory_kind(msg, device: jax.Device) -> str | None:
+    """The memory kind, which must be one that `device` (of this process) addresses."""
+    if not msg.HasField("memory_kind"):
+        return None
+    kind = msg.memory_kind
+    try:
+        kinds = {m.kind for m in device.addressable_memories()}
+    except Exception:  # a backend without memories: JAX decides
+        return kind
+    if kind not in kinds:
+        have = ", ".join(sorted(kinds))
+        raise LiftError(f"memory kind {kind!r} is not one of {device}'s ({have})")
+    return kind
 
 
 def _lift_entry(entry: table_pb2.Entry, kind, i: int, vt: ValidatedTable, objects: list) -> Any:
@@ -65,18 +76,19 @@ def _lift_entry(entry: table_pb2.Entry, kind, i: int, vt: ValidatedTable, object
         )
     if kind == "named_sharding":
         s = entry.named_sharding
-        return NamedSharding(
-            objects[s.mesh], lift_partition_spec(s.spec), memory_kind=_memory_kind(s)
-        )
+        mesh = objects[s.mesh]
+        kind = _memory_kind(s, mesh.devices.flat[0])
+        return NamedSharding(mesh, lift_partition_spec(s.spec), memory_kind=kind)
     if kind == "single_device_sharding":
         s = entry.single_device_sharding
-        return SingleDeviceSharding(device_for_id(s.device_id), memory_kind=_memory_kind(s))
+        device = device_for_id(s.device_id)
+        return SingleDeviceSharding(device, memory_kind=_memory_kind(s, device))
     if kind == "gspmd_sharding":
         g = entry.gspmd_sharding
         hlo = lift_hlo_sharding(g, vt.tile_ids.get(i))
-        return sharding_impls.GSPMDSharding(
-            objects[g.device_list], hlo, memory_kind=_memory_kind(g)
-        )
+        devices = objects[g.device_list]
+        kind = _memory_kind(g, devices[0])
+        return sharding_impls.GSPMDSharding(devices, hlo, memory_kind=kind)
     if kind == "array_spec":
         a = entry.array_spec
         sharding = objects[a.sharding] if a.HasField("sharding") else None

@@ -64,20 +64,33 @@ def serialize_program(
     builder = TableBuilder()
     msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM))
     msg.devices = builder.add_devices(devices)
-    name = name_of(fun)
-    if name is not None:
-        msg.function.by_name.module, msg.function.by_name.qualname = name
-    else:
-        data, refs = pickle_function(fun, builder)
-        msg.function.pickled.pickle = data
-        msg.function.pickled.refs.extend(refs)
-        msg.function.pickled.SetInParent()
+    _lower_function(fun, builder, msg.function)
     msg.input_specs.CopyFrom(lower_specs(builder, in_treedef, in_leaves))
     if out_treedef is not None:
         msg.output_specs.CopyFrom(lower_specs(builder, out_treedef, out_leaves))
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
     return to_bytes(msg)
+
+
+def _lower_function(fun: Callable, builder: TableBuilder, out: payload_pb2.Function) -> None:
+    if isinstance(fun, UnloadedFunction):
+        # Written back as it came: an unknown kind's bytes, or the pickle and its refs.
+        if fun.unknown:
+            out.MergeFromString(fun.unknown)
+            return
+        out.pickled.pickle = fun.pickle
+        out.pickled.refs.extend(builder.add(obj) for obj in fun.shared)
+        out.pickled.SetInParent()
+        return
+    name = name_of(fun)
+    if name is not None:
+        out.by_name.module, out.by_name.qualname = name
+        return
+    data, refs = pickle_function(fun, builder)
+    out.pickled.pickle = data
+    out.pickled.refs.extend(refs)
+    out.pickled.SetInParent()
 
 
 def deserialize_program(
@@ -102,17 +115,21 @@ def deserialize_program(
         limits,
         max_minor_version,
     )
-    vt = validate_table(msg.table, limits)
+    vt = validate_table(msg.table if msg.HasField("table") else None, limits)
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")
     check_ref(msg.devices, "devices", vt, _DEVICE_LIST)
     case = msg.function.WhichOneof("function")
     if case == "by_name":
-        if not msg.function.by_name.module or not msg.function.by_name.qualname:
-            raise DecodeError("function.by_name", "missing", "module and qualname are required")
+        for field in ("module", "qualname"):
+            if not getattr(msg.function.by_name, field):
+                raise DecodeError(f"function.by_name.{field}", "missing", f"{field} is required")
     elif case == "pickled":
         for k, ref in enumerate(msg.function.pickled.refs):
             check_ref(ref, f"function.pickled.refs[{k}]", vt, _ANY_SHARED, allow_unknown=True)
+    elif not msg.function.ByteSize():
+        # No known kind and no fields of a newer one: nothing to run.
+        raise DecodeError("function", "missing", "no known function form (by_name or pickled)")
     if not msg.HasField("input_specs"):
         raise DecodeError("input_specs", "missing", "a program needs its input specs")
     in_shape = validate_specs(msg.input_specs, "input_specs", vt, limits)
@@ -148,4 +165,7 @@ def _lift_function(fn, case, objects, allow_pickle: bool, allowed_modules) -> An
                 shared,
             )
         return unpickle_function(fn.pickled.pickle, shared)
-    return UnloadedFunction("the payload's function is of a kind this version does not know")
+    return UnloadedFunction(
+        "the payload's function is of a kind this version does not know",
+        unknown=fn.SerializeToString(deterministic=True),
+    )

@@ -48,14 +48,14 @@ def validate_specs(
     if not msg.HasField("treedef"):
         raise DecodeError(f"{path}.treedef", "missing", "specs have no treedef")
     shape = validate_treedef(msg.treedef, f"{path}.treedef", limits)
-    for i, ref in enumerate(msg.leaves):
-        check_ref(ref, f"{path}.leaves[{i}]", vt, _ARRAY_SPEC)
     if len(msg.leaves) != shape.num_leaves:
         raise DecodeError(
             f"{path}.leaves",
             "invalid-tree",
             f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}",
         )
+    for i, ref in enumerate(msg.leaves):
+        check_ref(ref, f"{path}.leaves[{i}]", vt, _ARRAY_SPEC)
     return shape
 
 
@@ -81,7 +81,7 @@ def deserialize_specs(
     msg = parse_payload(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
-    vt = validate_table(msg.table, limits)
+    vt = validate_table(msg.table if msg.HasField("table") else None, limits)
     if not msg.HasField("specs"):
         raise DecodeError("specs", "missing", "the payload has no specs")
     shape = validate_specs(msg.specs, "specs", vt, limits)

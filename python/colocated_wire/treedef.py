@@ -26,6 +26,7 @@ import collections
 import dataclasses
 import json
 import sys
+from keyword import iskeyword
 from typing import Any
 
 from jax import tree_util
@@ -220,9 +221,11 @@ def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> 
                 )
             arity = arities[ai]
             ai += 1
-            if arity > n:
+            if arity > n - i - 1:
                 raise DecodeError(
-                    f"{path}.arities[{ai - 1}]", "invalid-tree", f"arity {arity} exceeds the tree"
+                    f"{path}.arities[{ai - 1}]",
+                    "invalid-tree",
+                    f"node {i} claims {arity} children, only {n - i - 1} nodes follow",
                 )
             keys: tuple[str, ...] = ()
             node_type = -1
@@ -301,7 +304,7 @@ def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
         raise DecodeError(f"{path}.name", "invalid-value", "a namedtuple type has no name")
     fields = list(t.fields)
     for j, f in enumerate(fields):
-        if not f.isidentifier() or f.startswith("_") or f in fields[:j]:
+        if not f.isidentifier() or iskeyword(f) or f.startswith("_") or f in fields[:j]:
             raise DecodeError(f"{path}.fields[{j}]", "invalid-value", f"bad field name {f!r}")
 
 
@@ -335,7 +338,7 @@ def _namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
     if key not in _SYNTHESIZED:
         module, _, qualname = name.rpartition(".")
         typename = qualname.rpartition(".")[2]
-        if not typename.isidentifier():
+        if not typename.isidentifier() or iskeyword(typename):
             typename = "namedtuple"
         _SYNTHESIZED[key] = collections.namedtuple(typename, fields, module=module or None)
     return _SYNTHESIZED[key]

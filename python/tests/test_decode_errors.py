@@ -228,7 +228,7 @@ CASES = {
     "truncated tree": (
         lambda m: m.specs.treedef.kinds.pop(),
         "invalid-tree",
-        "specs.treedef.kinds",
+        "specs.treedef.arities[2]",
     ),
     "dict keys unsorted": (
         lambda m: m.specs.treedef.dict_keys.__setitem__(1, 0),
@@ -323,7 +323,7 @@ def test_program_decode_errors(devices, base):
 
 def test_limits(base):
     expect(base, "limit-exceeded", "payload", DecodeLimits(payload_bytes=10))
-    expect(base, "limit-exceeded", "table", DecodeLimits(table_entries=3))
+    expect(base, "limit-exceeded", "table.entries", DecodeLimits(table_entries=3))
     expect(
         base,
         "limit-exceeded",
