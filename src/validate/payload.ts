@@ -1,4 +1,4 @@
-import type { BinaryReader } from "@bufbuild/protobuf/wire";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocated/v1/payload";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
@@ -36,9 +36,16 @@ export function parsePayload<T>(
   return parse(type, bytes);
 }
 
+/** Reads strings as protobuf requires them, valid UTF-8, as Python's runtime does. */
+class StrictReader extends BinaryReader {
+  override string(): string {
+    return super.string(true);
+  }
+}
+
 function parse<T>(type: MessageDecoder<T>, bytes: Uint8Array): T {
   try {
-    return type.decode(bytes);
+    return type.decode(new StrictReader(bytes));
   } catch (error) {
     const detail = `not a valid protobuf message (${(error as Error).message})`;
     throw new DecodeError("payload", "malformed", detail);
