@@ -21,6 +21,7 @@ export {
   type Program,
   type SharedObject,
   type Specs,
+  UnknownFunction,
 } from "./model/program";
 export { ShapeDtypeStruct, type ShapeDtypeStructOptions } from "./model/shape-dtype-struct";
 export {

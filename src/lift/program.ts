@@ -1,7 +1,8 @@
-import type { FunctionMessage, ProgramPayload } from "../../gen/ts/colocated/v1/payload";
+import { FunctionMessage, type ProgramPayload } from "../../gen/ts/colocated/v1/payload";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
-import { FunctionRef, PickledFunction, type Program } from "../model/program";
+import { FunctionRef, PickledFunction, type Program, UnknownFunction } from "../model/program";
+import { hasUnknownFields } from "../unknown-fields";
 import { ACCEPTS } from "../validate/kinds";
 import type { References } from "../validate/reference";
 import { liftSpecs } from "./specs";
@@ -44,6 +45,9 @@ function liftFunction(message: FunctionMessage | undefined, refs: References): P
       return new PickledFunction(fn.value.pickle, objects);
     }
     default:
+      // A kind from a newer minor version arrives as unknown fields: kept byte for byte.
+      if (message && hasUnknownFields(message))
+        return new UnknownFunction(FunctionMessage.encode(message).finish());
       throw new DecodeError("function", "missing", "no known function form (by_name or pickled)");
   }
 }

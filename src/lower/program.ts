@@ -1,10 +1,10 @@
-import type {
+import {
   FunctionMessage as FunctionMsg,
-  ProgramPayload,
+  type ProgramPayload,
 } from "../../gen/ts/colocated/v1/payload";
 import { EncodeError } from "../errors";
 import { DeviceList } from "../model/device-list";
-import { FunctionRef, PickledFunction, type Program } from "../model/program";
+import { FunctionRef, PickledFunction, type Program, UnknownFunction } from "../model/program";
 import { lowerSpecs } from "./specs";
 import type { TableBuilder } from "./table-builder";
 
@@ -34,5 +34,9 @@ function lowerFunction(table: TableBuilder, fn: Program["function"]): FunctionMs
     const refs = fn.refs.map((ref, i) => table.add(ref, `function.pickled.refs[${i}]`));
     return { function: { $case: "pickled", value: { pickle: fn.pickle, refs } } };
   }
-  throw new EncodeError("function", "must be a FunctionRef or a PickledFunction");
+  if (fn instanceof UnknownFunction) return FunctionMsg.decode(fn.bytes);
+  throw new EncodeError(
+    "function",
+    "must be a FunctionRef, a PickledFunction or an UnknownFunction",
+  );
 }

@@ -38,9 +38,14 @@ export class PickledFunction {
   ) {}
 }
 
+/** A function of a kind from a newer minor version, kept as its `Function` message's bytes. */
+export class UnknownFunction {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
 /** What a colocated-Python worker runs: function, specs, and devices. */
 export interface Program {
-  function: FunctionRef | PickledFunction;
+  function: FunctionRef | PickledFunction | UnknownFunction;
   inputs: Specs;
   /** Absent while the output specs are not known yet. */
   outputs?: Specs;
