@@ -1,0 +1,316 @@
+/**
+ * The bad-payload corpus, described readably: each case breaks one thing of a valid payload
+ * and names the DecodeError (path and code) both languages must raise. corpus.test.ts writes
+ * the files of test/corpus/bad/ from these (UPDATE_CORPUS=1) and checks the committed ones;
+ * python/tests/test_corpus.py reads the same files.
+ */
+import { Entry } from "../gen/ts/colocated/v1/table";
+import type { DecodeErrorCode } from "../src";
+import { nested, type Payload, patched, program, raw, specs, tree } from "./corpus-builders";
+import { range } from "./fixtures";
+
+/** One bad payload and the error it must produce. */
+export interface CorpusCase extends Payload {
+  /** The file name, without extension: `<code>--<what>`. */
+  name: string;
+  path: string;
+  code: DecodeErrorCode;
+}
+
+type Row = [what: string, path: string, payload: Payload];
+
+const T7 = "table[7].gspmd_sharding";
+const SPEC = "table[2].named_sharding.spec";
+const plain = (ids: number[]) => ({ $case: "plain", value: { ids } });
+const iota = (reshapeDims: number[], transposePerm: number[]) => ({ reshapeDims, transposePerm });
+const unknownKindEntry = Entry.decode(new Uint8Array([0xfa, 0x01, 0x00])); // field 31, empty
+
+const ROWS: Record<DecodeErrorCode, Row[]> = {
+  malformed: [
+    ["not-protobuf", "payload", raw("specs", Array(11).fill(0xff))],
+    ["truncated", "payload", { ...specs(), bytes: () => specs().bytes().subarray(0, 40) }],
+    ["length-past-the-end", "payload", raw("specs", [10, 4, 8, 1, 24, 1, 0x12, 0x40, 10])],
+    [
+      "axis-name-not-utf8",
+      "payload",
+      patched(specs({ "e.1.axisNames.1": "Q" }), [0x1a, 1, 0x51], [0x1a, 1, 0xff]),
+    ],
+  ],
+  "unsupported-version": [
+    ["empty", "header", raw("specs", [])],
+    ["no-header", "header", specs({ "m.header": undefined })],
+    ["major-version-2", "header.major_version", specs({ "m.header.majorVersion": 2 })],
+  ],
+  "wrong-payload-kind": [
+    ["program-as-specs", "header.kind", { ...program(), decoder: "specs" }],
+    ["specs-as-program", "header.kind", { ...specs(), decoder: "program" }],
+    ["kind-unspecified", "header.kind", specs({ "m.header.kind": 0 })],
+  ],
+  missing: [
+    ["table", "table", specs({ "m.table": undefined })],
+    ["specs", "specs", specs({ "m.specs": undefined })],
+    ["treedef", "specs.treedef", specs({ "m.specs.treedef": undefined })],
+    ["mesh-devices", "table[1].mesh.device_list", specs({ "e.1.deviceList": undefined })],
+    ["sharding-mesh", "table[2].named_sharding.mesh", specs({ "e.2.mesh": undefined })],
+    ["device-ids", "table[0].device_list.ids", specs({ "e.0.ids": undefined })],
+    ["iota", "table[0].device_list.iota.iota", specs({ "e.0.ids.value.iota": undefined })],
+    ["tile-assignment", `${T7}.tile_assignment`, specs({ "e.7.tileAssignment": undefined })],
+    [
+      "tile-devices",
+      `${T7}.tile_assignment.devices`,
+      specs({ "e.7.tileAssignment.devices": undefined }),
+    ],
+    ["program-devices", "devices", program({ "m.devices": undefined })],
+    ["program-function", "function", program({ "m.function": undefined })],
+    ["module", "function.by_name.module", program({ "m.function.function.value.module": "" })],
+    [
+      "qualname",
+      "function.by_name.qualname",
+      program({ "m.function.function.value.qualname": "" }),
+    ],
+    ["input-specs", "input_specs", program({ "m.inputSpecs": undefined })],
+  ],
+  "reference-out-of-range": [
+    ["leaf", "specs.leaves[0]", specs({ "m.specs.leaves.0": 99 })],
+    ["sharding", "table[3].array_spec.sharding", specs({ "e.3.sharding": 50 })],
+    ["devices", "devices", program({ "m.devices": 9 })],
+  ],
+  "forward-reference": [
+    ["mesh-refers-to-itself", "table[1].mesh.device_list", specs({ "e.1.deviceList": 1 })],
+    ["sharding-refers-forward", "table[3].array_spec.sharding", specs({ "e.3.sharding": 4 })],
+  ],
+  "wrong-entry-kind": [
+    ["leaf-is-a-mesh", "specs.leaves[0]", specs({ "m.specs.leaves.0": 1 })],
+    ["mesh-is-a-device-list", "table[2].named_sharding.mesh", specs({ "e.2.mesh": 0 })],
+    ["sharding-is-a-mesh", "table[3].array_spec.sharding", specs({ "e.3.sharding": 1 })],
+    ["devices-is-a-mesh", "devices", program({ "m.devices": 1 })],
+    [
+      "devices-of-unknown-kind",
+      "table[1].mesh.device_list",
+      specs({ "m.table.entries.0": unknownKindEntry }),
+    ],
+  ],
+  "unknown-enum": [
+    ["dtype", "table[3].array_spec.dtype", specs({ "e.3.dtype": 999 })],
+    ["dtype-unspecified", "table[3].array_spec.dtype", specs({ "e.3.dtype": 0 })],
+    ["axis-type", "table[1].mesh.axis_types[1]", specs({ "e.1.axisTypes.1": 7 })],
+    ["node-kind", "specs.treedef.kinds[1]", specs({ "m.specs.treedef.kinds.1": 42 })],
+    ["spec-entry-kind", `${SPEC}.entries[0].kind`, specs({ "e.2.spec.entries.0.kind": 9 })],
+    ["sharding-type", `${T7}.type`, specs({ "e.7.type": 0 })],
+    ["last-tile-dim-type", `${T7}.last_tile_dims[0]`, specs({ "e.7.lastTileDims": [9] })],
+  ],
+  "invalid-mesh": [
+    ["sizes-and-devices", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes.1": 2 })],
+    ["axis-counts", "table[1].mesh", specs({ "e.1.axisNames.push": "z" })],
+    ["axis-name-repeats", "table[1].mesh.axis_names[1]", specs({ "e.1.axisNames.1": "x" })],
+    [
+      "no-devices",
+      "table[1].mesh.axis_sizes",
+      // JAX aborted the process on a sharding with a memory kind over such a mesh.
+      specs({ "e.0.ids": plain([]), "e.1.axisSizes": [0, 4], "e.2.memoryKind": "pinned_host" }),
+    ],
+  ],
+  "duplicate-device": [
+    [
+      "plain-ids",
+      "table[0].device_list.plain.ids[7]",
+      specs({ "e.0.ids": plain([0, 1, 2, 3, 4, 5, 6, 3]) }),
+    ],
+    [
+      "delta-ids",
+      "table[0].device_list.delta.deltas[2]",
+      specs({ "e.0.ids": { $case: "delta", value: { deltas: [4, 1, -1, 5, 1, 1, 1, 1] } } }),
+    ],
+    [
+      "tile-devices",
+      `${T7}.tile_assignment.explicit.ids[3]`,
+      specs({ "e.7.tileAssignment.devices.value.ids.3": 1 }),
+    ],
+  ],
+  "invalid-iota": [
+    [
+      "perm-repeats",
+      "table[0].device_list.iota.iota.transpose_perm",
+      specs({ "e.0.ids.value.iota": iota([2, 4], [0, 0]) }),
+    ],
+    [
+      "perm-too-short",
+      "table[0].device_list.iota.iota.transpose_perm",
+      specs({ "e.0.ids.value.iota": iota([2, 4], [0]) }),
+    ],
+    [
+      "tile-iota-size",
+      `${T7}.tile_assignment.iota.reshape_dims`,
+      specs({ "e.7.tileAssignment.devices": { $case: "iota", value: iota([4], [0]) } }),
+    ],
+  ],
+  "unknown-axis": [
+    ["entry-axis", `${SPEC}.entries[0].axes[0]`, specs({ "e.2.spec.entries.0.axes": ["q"] })],
+    ["unreduced-axis", `${SPEC}.unreduced[0]`, specs({ "e.2.spec.unreduced": ["q"] })],
+  ],
+  "repeated-axis": [
+    [
+      "in-a-tuple",
+      `${SPEC}.entries[1].axes[1]`,
+      specs({ "e.2.spec.entries.push": { kind: 3, axes: ["y", "x"] } }),
+    ],
+    ["in-reduced", `${SPEC}.reduced[0]`, specs({ "e.2.spec.reduced": ["x"] })],
+  ],
+  "invalid-tree": [
+    ["no-nodes", "specs.treedef.kinds", specs(tree({ kinds: [] }, 0))],
+    ["arity-of-a-billion", "specs.treedef.arities[0]", specs({ "m.specs.treedef.arities.0": 1e9 })],
+    ["nodes-after-the-end", "specs.treedef.kinds[7]", specs({ "m.specs.treedef.kinds.push": 2 })],
+    ["ends-early", "specs.treedef.kinds", specs(tree({ kinds: [4, 4, 1], arities: [2, 1] }, 1))],
+    ["unused-arities", "specs.treedef.arities", specs({ "m.specs.treedef.arities.push": 1 })],
+    ["dict-keys-run-out", "specs.treedef.dict_keys", specs({ "m.specs.treedef.dictKeys": [0, 1] })],
+    [
+      "dict-keys-unsorted",
+      "specs.treedef.dict_keys[1]",
+      specs({ "m.specs.treedef.dictKeys.1": 0 }),
+    ],
+    ["dict-key-string", "specs.treedef.dict_keys[2]", specs({ "m.specs.treedef.dictKeys.2": 7 })],
+    ["leaf-count", "specs.leaves", specs({ "m.specs.leaves.push": 3 })],
+    [
+      "namedtuple-type",
+      "specs.treedef.type_refs[0]",
+      specs(tree({ kinds: [6, 1], arities: [1], typeRefs: [1], nodeTypes: [namedTuple("x")] }, 1)),
+    ],
+    [
+      "namedtuple-arity",
+      "specs.treedef.arities[0]",
+      specs(
+        tree({ kinds: [6, 1], arities: [1], typeRefs: [0], nodeTypes: [namedTuple("x", "y")] }, 1),
+      ),
+    ],
+  ],
+  "invalid-value": [
+    [
+      "device-id-above-int32",
+      "table[0].device_list.plain.ids[7]",
+      specs({ "e.0.ids": plain([...range(7), 2 ** 31]) }),
+    ],
+    [
+      "iota-offset",
+      "table[0].device_list.iota.offset",
+      specs({ "e.0.ids.value.offset": 2 ** 31 - 4 }),
+    ],
+    ["device-id", "table[4].single_device_sharding.device_id", specs({ "e.4.deviceId": 2 ** 31 })],
+    [
+      "dimension-above-2-to-the-53",
+      "table[3].array_spec.shape[0]",
+      specs({ "e.3.shape.0": 2n ** 53n }),
+    ],
+    ["empty-axis-name", "table[1].mesh.axis_names[0]", specs({ "e.1.axisNames.0": "" })],
+    ["empty-memory-kind", "table[2].named_sharding.memory_kind", specs({ "e.2.memoryKind": "" })],
+    [
+      "two-axes-in-an-axis-entry",
+      `${SPEC}.entries[0].axes`,
+      specs({ "e.2.spec.entries.0.axes.push": "y" }),
+    ],
+    ["unreduced-auto-axis", `${SPEC}.unreduced[0]`, specs({ "e.2.spec.unreduced": ["y"] })],
+    [
+      "unconstrained-without-auto-axes",
+      `${SPEC}.entries[1]`,
+      specs({ "e.1.axisTypes": [2, 2], "e.2.spec.entries.push": { kind: 4, axes: [] } }),
+    ],
+    [
+      "tile-device-beyond-the-list",
+      `${T7}.tile_assignment.explicit.ids[0]`,
+      specs({ "e.7.tileAssignment.devices.value.ids.0": 8 }),
+    ],
+    [
+      "maximal-of-four-tiles",
+      `${T7}.tile_assignment.dims`,
+      specs({
+        "e.7.type": 2,
+        "e.7.tileAssignment.dims": [4],
+        "e.7.tileAssignment.devices.value.ids": [0, 1, 2, 3],
+      }),
+    ],
+    [
+      "no-tiles",
+      `${T7}.tile_assignment.dims`,
+      specs({ "e.7.tileAssignment.dims": [0, 4], "e.7.tileAssignment.devices.value.ids": [] }),
+    ],
+    ["replicated-with-tiles", `${T7}.tile_assignment`, specs({ "e.7.type": 1 })],
+    [
+      "typed-and-replicated-last-dims",
+      `${T7}.last_tile_dims`,
+      specs({ "e.7.replicateOnLastTileDim": true, "e.7.lastTileDims": [1] }),
+    ],
+    ["too-many-typed-dims", `${T7}.last_tile_dims`, specs({ "e.7.lastTileDims": [1, 4, 1] })],
+    ["gspmd-without-devices", `${T7}.device_list`, specs({ "e.6.ids": plain([]) })],
+    [
+      "manual-sharding-on-a-leaf",
+      "table[8].array_spec.sharding",
+      specs({ "e.7.type": 4, "e.7.tileAssignment": undefined }),
+    ],
+    [
+      "sharding-rank-above-array-rank",
+      "table[3].array_spec.sharding",
+      specs({ "e.3.shape": [8n], "e.2.spec.entries.push": { kind: 1, axes: [] } }),
+    ],
+    [
+      "maximal-sharding-on-a-scalar",
+      "table[8].array_spec.sharding",
+      specs({
+        "e.7.type": 2,
+        "e.7.tileAssignment": {
+          dims: [],
+          devices: { $case: "explicit", value: { ids: [3] } },
+        },
+        "e.8.shape": [],
+      }),
+    ],
+    [
+      "namedtuple-field-is-a-keyword",
+      "specs.treedef.node_types[0].fields[1]",
+      specs(
+        tree(
+          { kinds: [6, 1, 2], arities: [2], typeRefs: [0], nodeTypes: [namedTuple("x", "class")] },
+          1,
+        ),
+      ),
+    ],
+  ],
+  // Bombs: a few bytes that claim a lot.
+  "limit-exceeded": [
+    [
+      "iota-of-2-to-the-40-devices",
+      "table[0].device_list.iota.iota.reshape_dims",
+      specs({ "e.0.ids.value.iota": iota([1 << 20, 1 << 20], [0, 1]) }),
+    ],
+    [
+      "2-to-the-60-tiles",
+      `${T7}.tile_assignment.dims`,
+      specs({ "e.7.tileAssignment.dims": [1 << 30, 1 << 30] }),
+    ],
+    ["tree-1001-deep", "specs.treedef.kinds[1000]", specs(tree({}, 1), nested(1001))],
+    ["mesh-of-65-axes", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes": Array(65).fill(1) })],
+    [
+      "iota-of-65-dims",
+      "table[0].device_list.iota.iota.reshape_dims",
+      specs({ "e.0.ids.value.iota": iota(Array(65).fill(1), range(65)) }),
+    ],
+    ["array-of-rank-65", "table[3].array_spec.shape", specs({ "e.3.shape": Array(65).fill(1n) })],
+    [
+      "tiles-of-65-dims",
+      `${T7}.tile_assignment.dims`,
+      specs({ "e.7.tileAssignment.dims": Array(65).fill(1) }),
+    ],
+  ],
+};
+
+function namedTuple(...fields: string[]) {
+  return { name: "m.P", fields };
+}
+
+/** Every case, named `<code>--<what>`. */
+export const CORPUS_CASES: CorpusCase[] = Object.entries(ROWS).flatMap(([code, rows]) =>
+  rows.map(([what, path, payload]) => ({
+    ...payload,
+    name: `${code}--${what}`,
+    path,
+    code: code as DecodeErrorCode,
+  })),
+);
