@@ -23,7 +23,9 @@ from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
 from colocated_wire.lower import TableBuilder
 from colocated_wire.payload import header, parse_payload, to_bytes
 from colocated_wire.pickling import pickle_function, unpickle_function
+from colocated_wire.provenance import Origin, carry, origin_of, remember, seeded_table
 from colocated_wire.specs import lift_specs, lower_specs, validate_specs
+from colocated_wire.unknown_fields import has_unknown_fields
 from colocated_wire.validate import check_ref, validate_table
 
 _DEVICE_LIST = frozenset({"device_list"})
@@ -61,16 +63,20 @@ def serialize_program(
         raise EncodeError("out_treedef and out_leaves are both given or both None")
     if devices is None:
         raise EncodeError("a program needs its devices")
-    builder = TableBuilder()
+    origin = origin_of(in_leaves, fun, in_treedef, out_treedef, out_leaves, devices)
+    builder = seeded_table(origin)
     msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM))
     msg.devices = builder.add_devices(devices)
-    _lower_function(fun, builder, msg.function)
+    if origin is not None:  # the decoded function, as it came (its refs keep their indices)
+        msg.function.CopyFrom(origin.message.function)
+    else:
+        _lower_function(fun, builder, msg.function)
     msg.input_specs.CopyFrom(lower_specs(builder, in_treedef, in_leaves))
     if out_treedef is not None:
         msg.output_specs.CopyFrom(lower_specs(builder, out_treedef, out_leaves))
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
-    return to_bytes(msg)
+    return to_bytes(carry(origin, msg))
 
 
 def _lower_function(fun: Callable, builder: TableBuilder, out: payload_pb2.Function) -> None:
@@ -142,14 +148,12 @@ def deserialize_program(
     out_treedef = out_leaves = None
     if out_shape is not None:
         out_treedef, out_leaves = lift_specs(msg.output_specs, out_shape, objects)
-    return Program(
-        _lift_function(msg.function, case, objects, allow_pickle, allowed_modules),
-        in_treedef,
-        in_leaves,
-        out_treedef,
-        out_leaves,
-        objects[msg.devices],
-    )
+    fun = _lift_function(msg.function, case, objects, allow_pickle, allowed_modules)
+    devices = objects[msg.devices]
+    if has_unknown_fields(msg):
+        returned = (fun, in_treedef, out_treedef, out_leaves, devices)
+        in_leaves = remember(in_leaves, Origin(msg, objects, returned))
+    return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
 
 
 def _lift_function(fn, case, objects, allow_pickle: bool, allowed_modules) -> Any:

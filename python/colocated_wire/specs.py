@@ -20,7 +20,9 @@ from colocated_wire.lift import lift_table
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
 from colocated_wire.lower import TableBuilder
 from colocated_wire.payload import header, parse_payload, to_bytes
+from colocated_wire.provenance import Origin, carry, origin_of, remember, seeded_table
 from colocated_wire.treedef import TreeShape, lift_treedef, lower_treedef, validate_treedef
+from colocated_wire.unknown_fields import has_unknown_fields
 from colocated_wire.validate import ValidatedTable, check_ref, validate_table
 
 _ARRAY_SPEC = frozenset({"array_spec"})
@@ -64,13 +66,18 @@ def lift_specs(msg: payload_pb2.Specs, shape: TreeShape, objects: list):
 
 
 def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct]) -> bytes:
-    """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs."""
-    builder = TableBuilder()
+    """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs.
+
+    The very (treedef, leaves) that `deserialize_specs` returned give back a
+    payload of a newer minor version with all it held (provenance.py).
+    """
+    origin = origin_of(leaves, treedef)
+    builder = seeded_table(origin)
     specs = lower_specs(builder, treedef, leaves)
     payload = payload_pb2.SpecsPayload(
         header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=specs
     )
-    return to_bytes(payload)
+    return to_bytes(carry(origin, payload))
 
 
 def deserialize_specs(
@@ -85,4 +92,8 @@ def deserialize_specs(
     if not msg.HasField("specs"):
         raise DecodeError("specs", "missing", "the payload has no specs")
     shape = validate_specs(msg.specs, "specs", vt, limits)
-    return lift_specs(msg.specs, shape, lift_table(vt))
+    objects = lift_table(vt)
+    treedef, leaves = lift_specs(msg.specs, shape, objects)
+    if has_unknown_fields(msg):
+        leaves = remember(leaves, Origin(msg, objects, (treedef,)))
+    return treedef, leaves

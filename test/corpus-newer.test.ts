@@ -1,0 +1,151 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import type { Entry } from "../gen/ts/colocated/v1/table";
+import {
+  DeviceList,
+  decodeProgram,
+  decodeSpecs,
+  encodeProgram,
+  encodeSpecs,
+  FunctionRef,
+  Mesh,
+  NamedSharding,
+  NamedTuple,
+  PartitionSpec,
+  PickledFunction,
+  type Program,
+  ShapeDtypeStruct,
+  SingleDeviceSharding,
+  treeFlatten,
+  UnknownEntry,
+  UnknownFunction,
+} from "../src";
+import { range } from "./fixtures";
+
+/**
+ * Payloads of a newer minor version (test/corpus/newer/): new fields in every message, in the
+ * canonical position (after the known fields, sorted by tag), new entry kinds and a new function
+ * kind. Decoding then encoding gives them back byte for byte, here and in Python
+ * (python/tests/test_unknown_roundtrip.py). UPDATE_CORPUS=1 rewrites them.
+ */
+const DIR = join(__dirname, "corpus", "newer");
+
+// biome-ignore lint/suspicious/noExplicitAny: the builders reach into every message
+type Loose = any;
+
+const varint = (field: number, value: number) => ({ [field * 8]: [new Uint8Array([value])] });
+const bytesField = (field: number, bytes: number[]) => ({
+  [field * 8 + 2]: [new Uint8Array([bytes.length, ...bytes])],
+});
+
+/** Gives every message of `message` a new field, numbered from 50 up by depth. */
+function everywhere(message: Loose, depth = 0): void {
+  if (typeof message !== "object" || message === null || message instanceof Uint8Array) return;
+  if (Array.isArray(message)) {
+    for (const item of message) everywhere(item, depth);
+    return;
+  }
+  if (typeof message.$case === "string") {
+    everywhere(message.value, depth);
+    return;
+  }
+  message._unknownFields = { ...varint(50 + depth, depth), ...bytesField(60 + depth, [depth]) };
+  for (const [key, value] of Object.entries(message)) {
+    if (key !== "_unknownFields") everywhere(value, depth + 1);
+  }
+}
+
+/** Two entries of a kind this schema lacks: a sharding a leaf uses, and one nothing uses. */
+function newKinds(): Entry[] {
+  return [
+    { kind: undefined, _unknownFields: bytesField(30, [8, 1]) },
+    { kind: undefined, _unknownFields: bytesField(31, [8, 2]) },
+  ];
+}
+
+function specsPayload(): Uint8Array {
+  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"], ["Explicit", "Auto"]);
+  const sharding = new NamedSharding(mesh, PartitionSpec.create(["y"], { unreduced: ["x"] }));
+  const tree = {
+    a: new ShapeDtypeStruct([8, 4], "float32", sharding),
+    b: new NamedTuple("collections.Point", ["x", "y"], [null, [new ShapeDtypeStruct([2], "int8")]]),
+    c: new ShapeDtypeStruct([3], "bfloat16", new SingleDeviceSharding(5)),
+    d: new ShapeDtypeStruct([5], "float32"),
+  };
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  const message: Loose = SpecsPayload.decode(encodeSpecs(treedef, leaves));
+  everywhere(message);
+  message.header.minorVersion = 3;
+  // Leaf d moves to a new ArraySpec on a sharding of a new kind; its old entry stays unused.
+  const { entries } = message.table;
+  const index = entries.length;
+  const spec = { shape: [5n], dtype: 15, sharding: index, weakType: false };
+  entries.push(...newKinds(), { kind: { $case: "arraySpec", value: spec } });
+  message.specs.leaves[3] = index + 2;
+  return SpecsPayload.encode(message).finish();
+}
+
+function programPayload(fn: Program["function"]): Uint8Array {
+  const devices = new DeviceList(range(8, 16));
+  const mesh = new Mesh(devices, [8], ["d"]);
+  const leaf = new ShapeDtypeStruct([16], "int32", new NamedSharding(mesh, new PartitionSpec("d")));
+  const inputs = treeFlatten<ShapeDtypeStruct>([leaf]);
+  const message: Loose = ProgramPayload.decode(
+    encodeProgram({ function: fn, inputs, outputs: inputs, devices }),
+  );
+  everywhere(message);
+  message.header.minorVersion = 1;
+  message.table.entries.push(...newKinds());
+  if (message.function.function?.$case === "pickled") message.function.function.value.refs.push(4);
+  return ProgramPayload.encode(message).finish();
+}
+
+const PAYLOADS: Record<string, () => Uint8Array> = {
+  specs: specsPayload,
+  "program-by-name": () => programPayload(new FunctionRef("json", "dumps")),
+  "program-pickled": () =>
+    programPayload(new PickledFunction(new Uint8Array([0x80, 5, 0x4e, 0x2e]), [])),
+  "program-new-function-kind": () =>
+    programPayload(new UnknownFunction(new Uint8Array([0x1a, 0x02, 0x08, 0x07]))),
+};
+
+if (process.env.UPDATE_CORPUS) {
+  mkdirSync(DIR, { recursive: true });
+  for (const [name, bytes] of Object.entries(PAYLOADS))
+    writeFileSync(join(DIR, `${name}.bin`), bytes());
+}
+
+const read = (name: string) => new Uint8Array(readFileSync(join(DIR, `${name}.bin`)));
+
+describe("payloads of a newer minor version go through unchanged", () => {
+  test("the committed files are what this test builds", () => {
+    expect(readdirSync(DIR).sort()).toEqual(
+      Object.keys(PAYLOADS)
+        .map((n) => `${n}.bin`)
+        .sort(),
+    );
+    for (const [name, bytes] of Object.entries(PAYLOADS)) expect(read(name)).toEqual(bytes());
+  });
+
+  test("specs: decode then encode gives the same bytes", () => {
+    const bytes = read("specs");
+    const { treedef, leaves } = decodeSpecs(bytes);
+    expect(leaves.at(-1)?.sharding).toBeInstanceOf(UnknownEntry);
+    expect(encodeSpecs(treedef, leaves)).toEqual(bytes);
+  });
+
+  test.each(["program-by-name", "program-pickled", "program-new-function-kind"])(
+    "%s: decode then encode gives the same bytes",
+    (name) => {
+      const bytes = read(name);
+      const program = decodeProgram(bytes);
+      expect(encodeProgram(program)).toEqual(bytes);
+    },
+  );
+
+  test("a new function kind is kept as an UnknownFunction", () => {
+    const { function: fn } = decodeProgram(read("program-new-function-kind"));
+    expect(fn).toBeInstanceOf(UnknownFunction);
+  });
+});
