@@ -83,9 +83,11 @@ def test_every_vector_is_a_case():
     assert names == {*ALL_CASES, *FOREIGN_CASES}
 
 
-def test_a_newer_minor_version_is_read(devices):
-    treedef, leaves = deserialize_specs(_vector("newer_minor_version"))
+def test_a_newer_minor_version_is_read_and_carried_through(devices):
+    data = _vector("newer_minor_version")
+    treedef, leaves = deserialize_specs(data)
     _assert_same_specs((treedef, leaves), vector_cases.memory_kinds(devices))
+    assert serialize_specs(treedef, leaves) == data
 
 
 GOLDEN = sorted((ROOT / "test" / "golden").glob("v*/*.bin"))
