@@ -12,6 +12,8 @@ export interface DecodeLimits {
   maxTreeNodes: number;
   /** Deepest nesting of one PyTreeDef. */
   maxTreeDepth: number;
+  /** Most fields of a newer minor version (unknown here) in one payload. */
+  maxUnknownFields: number;
 }
 
 /** The defaults, also documented in docs/wire-format.md and used by the Python side. */
@@ -22,6 +24,7 @@ export const DEFAULT_LIMITS: Readonly<DecodeLimits> = Object.freeze({
   maxRank: 64,
   maxTreeNodes: 10_000_000,
   maxTreeDepth: 1_000,
+  maxUnknownFields: 1_000_000,
 });
 
 /** Fills in defaults for any limit the caller left out. */

@@ -20,6 +20,7 @@ export interface CorpusCase extends Payload {
 type Row = [what: string, path: string, payload: Payload];
 
 const T7 = "table[7].gspmd_sharding";
+const HEADER = [0x0a, 4, 0x08, 1, 0x18, 1]; // major 1, kind specs
 const SPEC = "table[2].named_sharding.spec";
 const plain = (ids: number[]) => ({ $case: "plain", value: { ids } });
 const iota = (reshapeDims: number[], transposePerm: number[]) => ({ reshapeDims, transposePerm });
@@ -28,6 +29,22 @@ const unknownKindEntry = Entry.decode(new Uint8Array([0xfa, 0x01, 0x00])); // fi
 const ROWS: Record<DecodeErrorCode, Row[]> = {
   malformed: [
     ["not-protobuf", "payload", raw("specs", Array(11).fill(0xff))],
+    ["field-number-0", "payload", raw("specs", [...HEADER, 0x00, 0x00])],
+    ["stray-end-group", "payload", raw("specs", [...HEADER, 0x0c])],
+    ["group-ends-with-another-field", "payload", raw("specs", [...HEADER, 0xa3, 0x01, 0xac, 0x01])],
+    ["header-twice", "payload", raw("specs", [...HEADER, ...HEADER])],
+    ["entry-runs-past-its-table", "payload", raw("specs", [...HEADER, 0x12, 2, 0x0a, 9, 0, 0])],
+    ["packed-varint-cut-off", "payload", raw("specs", [...HEADER, 0x1a, 4, 0x12, 2, 1, 0x81])],
+    [
+      "mesh-device-list-twice",
+      "payload",
+      raw("specs", [...HEADER, 0x12, 8, 0x0a, 6, 0x12, 4, 8, 0, 8, 0]),
+    ],
+    [
+      "tag-of-six-bytes",
+      "payload",
+      raw("specs", [...HEADER, 0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 0]),
+    ],
     ["truncated", "payload", { ...specs(), bytes: () => specs().bytes().subarray(0, 40) }],
     ["length-past-the-end", "payload", raw("specs", [10, 4, 8, 1, 24, 1, 0x12, 0x40, 10])],
     [
@@ -287,6 +304,11 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
     ["tree-1001-deep", "specs.treedef.kinds[1000]", specs(tree({}, 1), nested(1001))],
     ["mesh-of-65-axes", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes": Array(65).fill(1) })],
+    [
+      "spec-of-65-entries",
+      `${SPEC}.entries`,
+      specs({ "e.2.spec.entries": Array.from({ length: 65 }, () => ({ kind: 1, axes: [] })) }),
+    ],
     [
       "iota-of-65-dims",
       "table[0].device_list.iota.iota.reshape_dims",

@@ -18,6 +18,7 @@ class DecodeLimits:
     mesh_rank: int = 64
     tree_nodes: int = 10_000_000
     tree_depth: int = 1_000
+    unknown_fields: int = 1_000_000  # fields of a newer minor version in one payload
 
 
 DEFAULT_LIMITS = DecodeLimits()

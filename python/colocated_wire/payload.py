@@ -19,6 +19,7 @@ from colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
+from colocated_wire.wire import check_wire
 
 KIND_NAMES = {
     payload_pb2.PAYLOAD_KIND_SPECS: "SpecsPayload",
@@ -83,6 +84,9 @@ def parse_payload(
             "limit-exceeded",
             f"{len(data)} bytes exceed the limit of {limits.payload_bytes}",
         )
+    # The wire scan comes first, so nothing is built of what the limits refuse.
+    check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
     envelope = _parse(payload_pb2.PayloadEnvelope, data)
     check_header(envelope.header if envelope.HasField("header") else None, kind, max_minor_version)
+    check_wire(data, cls.DESCRIPTOR, limits)
     return _parse(cls, data)

@@ -324,10 +324,11 @@ def test_program_decode_errors(devices, base):
 def test_limits(base):
     expect(base, "limit-exceeded", "payload", DecodeLimits(payload_bytes=10))
     expect(base, "limit-exceeded", "table.entries", DecodeLimits(table_entries=3))
+    # Counts of repeated fields are checked by the wire scan, before any entry.
     expect(
         base,
         "limit-exceeded",
-        "table[0].device_list.iota.iota.reshape_dims",
+        "table[7].gspmd_sharding.tile_assignment.explicit.ids",
         DecodeLimits(devices_per_list=4),
     )
     expect(base, "limit-exceeded", "table[1].mesh.axis_sizes", DecodeLimits(mesh_rank=1))

@@ -3,6 +3,7 @@ import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocate
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { SCHEMA_MAJOR_VERSION } from "../version";
+import { checkWire } from "./wire";
 
 /** Options every decode accepts. */
 export interface DecodeOptions {
@@ -32,7 +33,14 @@ export function parsePayload<T>(
     const detail = `${bytes.length} bytes pass the limit of ${maxPayloadBytes}`;
     throw new DecodeError("payload", "limit-exceeded", detail);
   }
+  // The wire scan comes first, so nothing is built of what the limits refuse.
+  checkWire(bytes, "PayloadEnvelope", options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
+  checkWire(
+    bytes,
+    kind === PayloadKind.PAYLOAD_KIND_SPECS ? "SpecsPayload" : "ProgramPayload",
+    options.limits,
+  );
   return parse(type, bytes);
 }
 
