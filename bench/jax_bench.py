@@ -1,0 +1,151 @@
+"""The Python half of `npm run bench`: sides (b), (c) and (d2) of each case it is given.
+
+bench/python.ts starts one process per device count, with JAX_PLATFORMS=cpu and
+XLA_FLAGS=--xla_force_host_platform_device_count=N already set (JAX reads them once, at
+import), and writes a job on stdin: {"deviceCount", "policy", "cases": [{"case",
+"deviceIds", "sides"}]}. The cases are the ones bench/scenarios.ts defines, so every side
+encodes the same content. One JSON object per line goes to stdout: "startup", then a
+"result" or "error" per case and side. Teardown is skipped (os._exit).
+"""
+
+import gc
+import hashlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+import jax
+import numpy as np
+from jax.experimental.colocated_python import serialization
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from colocated_wire import deserialize_specs, serialize_specs
+
+
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def measure(fn, policy):
+    """The first (warm-up) result and the median of timed runs; the policy of bench/measure.ts."""
+    start = time.perf_counter()
+    result = fn()
+    warm = 1
+    while warm < policy["warmupRuns"] and (time.perf_counter() - start) * 1e3 < policy["warmupMs"]:
+        fn()
+        warm += 1
+    samples = []
+    timed_start = time.perf_counter()
+    while len(samples) < policy["minRuns"] or (
+        len(samples) < policy["maxRuns"]
+        and (time.perf_counter() - timed_start) * 1e3 < policy["budgetMs"]
+    ):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return result, {"medianMs": statistics.median(samples), "runs": len(samples)}
+
+
+def leaf_key(i, leaf_count):
+    return f"p{i:0{len(str(leaf_count - 1))}d}"
+
+
+def build_specs(case, device_ids, devices_by_id):
+    """The case's (treedef, leaves) as JAX objects; bench/build-specs.ts builds the same in TS."""
+    ids = device_ids if device_ids is not None else range(int(np.prod(case["meshShape"])))
+    grid = np.array([devices_by_id[i] for i in ids]).reshape(case["meshShape"])
+    mesh = Mesh(grid, tuple(case["axisNames"]))
+    shardings = [
+        NamedSharding(mesh, PartitionSpec(*(tuple(e) if isinstance(e, list) else e for e in spec)))
+        for spec in case["shardings"]
+    ]
+    dtype = np.dtype(case["dtype"])
+    shape = tuple(case["leafShape"])
+    leaves = [
+        jax.ShapeDtypeStruct(shape, dtype, sharding=shardings[i % len(shardings)])
+        for i in range(case["leafCount"])
+    ]
+    n = case["leafCount"]
+    tree = leaves if case["tree"] == "list" else {leaf_key(i, n): x for i, x in enumerate(leaves)}
+    flat, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, flat
+
+
+def side_functions(side, treedef, leaves):
+    """(encode, decode, check) of a side; check compares a decoded value with the input."""
+    if side == "b":
+        return (
+            lambda: serialize_specs(treedef, leaves),
+            deserialize_specs,
+            lambda out: out[0] == treedef and list(out[1]) == leaves,
+        )
+    if side == "c":
+        return (
+            lambda: serialization._serialize((treedef, tuple(leaves))),
+            serialization._deserialize,
+            lambda out: out[0] == treedef and list(out[1]) == leaves,
+        )
+    if side == "d2":
+        # Each leaf through JAX's own _serialize on its own: its table of equal objects never
+        # sees a second leaf, so every leaf carries its full mesh (the cost before dedup).
+        return (
+            lambda: (
+                [serialization._serialize(treedef)]
+                + [serialization._serialize(leaf) for leaf in leaves]
+            ),
+            lambda blobs: [serialization._deserialize(b) for b in blobs],
+            lambda out: out[0] == treedef and out[1:] == leaves,
+        )
+    raise ValueError(f"unknown side {side}")
+
+
+def run_side(case, side, treedef, leaves, policy):
+    encode, decode, check = side_functions(side, treedef, leaves)
+    gc.collect()
+    data, enc = measure(encode, policy)
+    gc.collect()
+    out, dec = measure(lambda: decode(data), policy)
+    if not check(out):
+        raise AssertionError("decoding did not give back the treedef and leaves")
+    blobs = [data] if isinstance(data, bytes) else data
+    result = {"bytes": sum(len(b) for b in blobs), "encode": enc, "decode": dec}
+    if side == "b":
+        result["sha256"] = hashlib.sha256(data).hexdigest()
+    return result
+
+
+def main():
+    job = json.load(sys.stdin)
+    devices = jax.devices()
+    if len(devices) != job["deviceCount"]:
+        raise SystemExit(f"expected {job['deviceCount']} devices, JAX has {len(devices)}")
+    # bench/python.ts times the startup; the thread count says why many devices are costly.
+    emit(
+        type="startup",
+        threads=len(os.listdir("/proc/self/task")),
+        jax=jax.__version__,
+        python=platform.python_version(),
+    )
+    devices_by_id = {d.id: d for d in devices}
+    for item in job["cases"]:
+        case = item["case"]
+        treedef, leaves = build_specs(case, item["deviceIds"], devices_by_id)
+        for side in item["sides"]:
+            try:
+                result = run_side(case, side, treedef, leaves, job["policy"])
+                emit(type="result", case=case["id"], side=side, **result)
+            except Exception as e:  # reported per side; the other sides still run
+                traceback.print_exc()
+                emit(type="error", case=case["id"], side=side, message=f"{type(e).__name__}: {e}")
+
+
+if __name__ == "__main__":
+    main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Tearing down thousands of CPU devices takes longer than the benchmark (65 s for 8,192).
+    os._exit(0)

@@ -1,0 +1,54 @@
+/**
+ * Timing: the median of repeated runs after a warm-up. jax_bench.py applies the same policy,
+ * so the two languages' numbers are comparable.
+ */
+
+export interface Policy {
+  /** Warm-up runs until warmupRuns or warmupMs is reached, at least one. V8 needs ~200 runs. */
+  warmupRuns: number;
+  warmupMs: number;
+  /** Timed runs: at least minRuns, then more while within budgetMs, at most maxRuns. */
+  minRuns: number;
+  maxRuns: number;
+  budgetMs: number;
+}
+
+export const DEFAULT_POLICY: Policy = {
+  warmupRuns: 200,
+  warmupMs: 300,
+  minRuns: 3,
+  maxRuns: 30,
+  budgetMs: 500,
+};
+
+export interface Timing {
+  medianMs: number;
+  runs: number;
+}
+
+/** Times fn and returns the result of its first (warm-up) run alongside the timing. */
+export function measure<T>(
+  fn: () => T,
+  policy: Policy = DEFAULT_POLICY,
+): { result: T; timing: Timing } {
+  const start = performance.now();
+  const result = fn();
+  for (let i = 1; i < policy.warmupRuns && performance.now() - start < policy.warmupMs; i++) fn();
+  const samples: number[] = [];
+  const timedStart = performance.now();
+  while (
+    samples.length < policy.minRuns ||
+    (samples.length < policy.maxRuns && performance.now() - timedStart < policy.budgetMs)
+  ) {
+    const t0 = performance.now();
+    fn();
+    samples.push(performance.now() - t0);
+  }
+  return { result, timing: { medianMs: median(samples), runs: samples.length } };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}

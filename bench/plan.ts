@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+import { formatCount } from "./format";
+import type { PythonSide } from "./python";
+import type { SideId } from "./results";
+import { type Case, deviceCount, INLINED_MAX_IDS } from "./scenarios";
+import { TS_SIDES } from "./typescript-side";
+
+/** The cases of one device count: JAX needs a process per device count, so they run together. */
+export interface Group {
+  devices: number;
+  cases: Case[];
+  /** Why JAX cannot run at this device count, if it cannot. */
+  jaxSkipped?: string;
+}
+
+/** 16,384 CPU devices take about 35 s to start; 32,768 cannot start here at all (see below). */
+export const DEFAULT_MAX_JAX_DEVICES = 16_384;
+
+/** Groups cases by device count, smallest first, and decides where JAX is skipped and why. */
+export function planGroups(cases: readonly Case[], maxJaxDevices: number): Group[] {
+  const pidMax = readPidMax();
+  const byDevices = new Map<number, Case[]>();
+  for (const c of cases)
+    byDevices.set(deviceCount(c), [...(byDevices.get(deviceCount(c)) ?? []), c]);
+  return [...byDevices]
+    .sort(([x], [y]) => x - y)
+    .map(([devices, group]) => ({
+      devices,
+      cases: group,
+      jaxSkipped: jaxSkipReason(devices, maxJaxDevices, pidMax),
+    }));
+}
+
+function jaxSkipReason(devices: number, maxJaxDevices: number, pidMax: number): string | undefined {
+  if (devices >= pidMax) {
+    return (
+      `JAX on CPU cannot start ${formatCount(devices)} devices on this machine: its CPU client starts ` +
+      `at least one thread per device (see the startup table) and kernel.pid_max is ${formatCount(pidMax)}; ` +
+      "32,768 devices were tried and aborted in pthread_create after 200 s"
+    );
+  }
+  if (devices > maxJaxDevices) {
+    return `above --max-jax-devices ${formatCount(maxJaxDevices)}: JAX's CPU-device startup time grows faster than linearly (see the startup table)`;
+  }
+  return undefined;
+}
+
+/** The sides to run for a case, and why the others are skipped. */
+export function sidesOf(c: Case, group: Group) {
+  const skipped: Partial<Record<SideId, string>> = {};
+  const inlinedReason = `(d) writes one device list per leaf: ${formatCount(c.leafCount)} × ${formatCount(deviceCount(c))} = ${formatCount(c.leafCount * deviceCount(c))} device ids, above the cap of ${formatCount(INLINED_MAX_IDS)} (S2's 41M ids already take ~80 MB and many seconds per run, and (d) is linear in leaves by construction)`;
+  const ts = TS_SIDES.filter((s) => c.inlined || s !== "d1");
+  if (!c.inlined) skipped.d1 = inlinedReason;
+  const pythonAll: PythonSide[] = c.inlined ? ["b", "c", "d2"] : ["b", "c"];
+  if (!c.inlined) skipped.d2 = inlinedReason;
+  let python = pythonAll;
+  if (group.jaxSkipped) {
+    for (const s of pythonAll) skipped[s] = group.jaxSkipped;
+    python = [];
+  }
+  return { ts, python, skipped };
+}
+
+/** kernel.pid_max bounds the threads of the whole machine; Infinity where it cannot be read. */
+function readPidMax(): number {
+  try {
+    return (
+      Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim()) || Number.POSITIVE_INFINITY
+    );
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}

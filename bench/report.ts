@@ -1,0 +1,160 @@
+import { formatBytes, formatCount, formatMs, sizeRatio, speedRatio } from "./format";
+import { type CaseResult, type RunResults, SIDE_ORDER, SIDES, type SideId } from "./results";
+
+/** The results as markdown: the tables with ratios against (c), the targets, what was skipped. */
+export function markdownReport(results: RunResults): string {
+  const { cases } = results;
+  const main = cases.filter((r) => r.case.scenario === "S1" || r.case.scenario === "S2");
+  const s3 = cases.filter((r) => r.case.scenario === "S3");
+  const s4 = cases.filter((r) => r.case.scenario === "S4");
+  return [
+    `Run of ${results.meta.date} (${results.meta.machine}; ${results.meta.versions}).`,
+    "",
+    "Sizes are payload bytes. Times are medians of repeated runs after a warm-up. Against (c):",
+    "a size of `1/n` is n times smaller, a time of `n× faster` is (c)'s time over this one.",
+    "",
+    ...SIDE_ORDER.map((s) => `- (${s}) ${SIDES[s]}`),
+    "",
+    "### S1 and S2",
+    "",
+    mainTable(main),
+    ...(s3.length ? ["", "### S3: 100 leaves against the device count", "", s3Table(s3)] : []),
+    ...(s4.length ? ["", "### S4: leaves on one 128×8 mesh", "", s4Table(s4)] : []),
+    "",
+    "### Targets",
+    "",
+    ...results.targets.map((t) => `- ${t.met ? "✅ met" : "❌ MISSED"}: ${t.target}. ${t.detail}.`),
+    "",
+    ...skippedSection(cases),
+    ...crossCheckSection(results),
+    ...startupSection(results),
+  ].join("\n");
+}
+
+const NAMES: Record<SideId, string> = {
+  a: "(a) TypeScript",
+  b: "(b) Python → JAX",
+  c: "(c) JAX pickle",
+  d1: "(d1) inlined protobuf",
+  d2: "(d2) per-leaf pickle",
+};
+
+function mainTable(rows: readonly CaseResult[]): string {
+  const lines = [
+    "| case | format | size | vs (c) | encode | vs (c) | decode + lift | vs (c) |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const r of rows) {
+    const c = r.case;
+    const label = `**${c.id}**: ${formatCount(c.leafCount)} leaves (${c.tree}), ${formatCount(c.devices)} devices, ${c.shardings.length} shardings`;
+    SIDE_ORDER.forEach((side, i) => {
+      const cells = [i === 0 ? label : "", NAMES[side], ...mainCells(r, side)];
+      lines.push(`| ${cells.join(" | ")} |`);
+    });
+  }
+  return lines.join("\n");
+}
+
+/** Size, encode and decode of one side, each with its ratio against (c). */
+function mainCells(r: CaseResult, side: SideId): string[] {
+  const s = r.sides[side];
+  if (!s) return [r.skipped[side] ? "skipped" : "failed", "", "", "", "", ""];
+  const c = r.sides.c;
+  const vs = (ratio: (x: number, base: number) => string, x: number, base?: number) =>
+    side === "c" ? "baseline" : base === undefined ? "" : ratio(x, base);
+  return [
+    formatBytes(s.bytes),
+    vs(sizeRatio, s.bytes, c?.bytes),
+    formatMs(s.encode.medianMs),
+    vs(speedRatio, s.encode.medianMs, c?.encode.medianMs),
+    formatMs(s.decode.medianMs),
+    vs(speedRatio, s.decode.medianMs, c?.decode.medianMs),
+  ];
+}
+
+/** One row per case: sizes of every format, then (a), (b), (c) times; "—" is skipped. */
+function sweepTable(
+  rows: readonly CaseResult[],
+  first: string,
+  key: (r: CaseResult) => string,
+): string {
+  const size = (r: CaseResult, s: SideId) => (r.sides[s] ? formatBytes(r.sides[s].bytes) : "—");
+  const time = (r: CaseResult, s: SideId, op: "encode" | "decode") =>
+    r.sides[s] ? formatMs(r.sides[s][op].medianMs) : "—";
+  const lines = [
+    `| ${first} | (a)=(b) size | (c) size | (a) vs (c) | (d1) size | (d2) size | (a) enc | (a) dec | (b) enc | (b) dec | (c) ser | (c) deser |`,
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const r of rows) {
+    const { a, c } = r.sides;
+    const ratio = a && c ? sizeRatio(a.bytes, c.bytes) : "—";
+    lines.push(
+      `| ${key(r)} | ${size(r, "a")} | ${size(r, "c")} | ${ratio} | ${size(r, "d1")} | ${size(r, "d2")} | ${time(r, "a", "encode")} | ${time(r, "a", "decode")} | ${time(r, "b", "encode")} | ${time(r, "b", "decode")} | ${time(r, "c", "encode")} | ${time(r, "c", "decode")} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function s3Table(rows: readonly CaseResult[]): string {
+  const sorted = [...rows].sort(
+    (x, y) => x.case.order.localeCompare(y.case.order) || x.case.devices - y.case.devices,
+  );
+  return sweepTable(
+    sorted,
+    "devices, order",
+    (r) => `${formatCount(r.case.devices)} ${r.case.order}`,
+  );
+}
+
+function s4Table(rows: readonly CaseResult[]): string {
+  const sorted = [...rows].sort((x, y) => x.case.leafCount - y.case.leafCount);
+  return sweepTable(sorted, "leaves", (r) => formatCount(r.case.leafCount));
+}
+
+/** Skipped sides, grouped by reason, so each reason is said once. */
+function skippedSection(cases: readonly CaseResult[]): string[] {
+  const byReason = new Map<string, string[]>();
+  for (const r of cases) {
+    for (const [side, reason] of Object.entries(r.skipped)) {
+      const list = byReason.get(reason) ?? [];
+      list.push(`${r.case.id} (${side})`);
+      byReason.set(reason, list);
+    }
+  }
+  const failed = cases.flatMap((r) =>
+    Object.entries(r.errors).map(([side, error]) => `- FAILED ${r.case.id} (${side}): ${error}`),
+  );
+  if (!byReason.size && !failed.length) return [];
+  return [
+    "### Skipped",
+    "",
+    ...[...byReason].map(([reason, where]) => `- ${where.join(", ")}: ${reason}`),
+    ...failed,
+    "",
+  ];
+}
+
+function crossCheckSection(results: RunResults): string[] {
+  if (!results.crossCheck.length) return [];
+  const bad = results.crossCheck.filter((x) => !x.identical);
+  const summary = bad.length
+    ? bad.map((x) => `- ❌ MISMATCH ${x.case}: ${x.detail}`)
+    : [
+        `- ✅ (a) and (b) wrote byte-identical payloads in all ${results.crossCheck.length} cases both ran.`,
+      ];
+  return ["### Cross-check: TypeScript and Python bytes", "", ...summary, ""];
+}
+
+function startupSection(results: RunResults): string[] {
+  if (!results.jaxStartup.length) return [];
+  return [
+    "### JAX startup on CPU devices (one process per device count)",
+    "",
+    "| devices | seconds to jax.devices() | threads |",
+    "| ---: | ---: | ---: |",
+    ...results.jaxStartup.map(
+      (s) => `| ${formatCount(s.devices)} | ${s.seconds.toFixed(1)} | ${formatCount(s.threads)} |`,
+    ),
+    "",
+  ];
+}

@@ -1,0 +1,54 @@
+import type { Timing } from "./measure";
+import type { Case } from "./scenarios";
+
+/** The formats compared; (c) is the baseline every ratio is against. */
+export type SideId = "a" | "b" | "c" | "d1" | "d2";
+
+export const SIDES: Record<SideId, string> = {
+  a: "colocated-wire in TypeScript: `encodeSpecs` / `decodeSpecs` (decode validates and lifts into the TS model)",
+  b: "colocated-wire in Python: `serialize_specs` / `deserialize_specs`, lifting into real JAX objects",
+  c: "JAX 0.10.2 colocated_python: `serialization._serialize((treedef, leaves))` / `_deserialize` (cloudpickle with its table of equal Mesh/NamedSharding/DeviceList objects)",
+  d1: "per-spec protobuf, every shared object inlined: one SpecsPayload whose table gives each leaf its own plain DeviceList, Mesh, NamedSharding and ArraySpec (like IFRT's ArraySpecProto with a full device list per spec); encoded from the TS model, decoded and lifted by `decodeSpecs`",
+  d2: "JAX's pickle before it deduplicated across leaves: `_serialize(treedef)` plus `_serialize(leaf)` for each leaf separately, so every leaf carries its own mesh and device ids; decoded with `_deserialize` per blob",
+};
+
+export const SIDE_ORDER: SideId[] = ["a", "b", "c", "d1", "d2"];
+
+export interface SideResult {
+  bytes: number;
+  sha256?: string;
+  encode: Timing;
+  decode: Timing;
+}
+
+export interface CaseResult {
+  case: Case & { devices: number };
+  sides: Partial<Record<SideId, SideResult>>;
+  /** Why a side did not run for this case. */
+  skipped: Partial<Record<SideId, string>>;
+  /** A side that failed, with its error. */
+  errors: Partial<Record<SideId, string>>;
+}
+
+export interface JaxStartup {
+  devices: number;
+  /** Seconds from starting the Python process to jax.devices() returning. */
+  seconds: number;
+  /** Threads of the process once JAX is up. */
+  threads: number;
+}
+
+export interface TargetCheck {
+  target: string;
+  met: boolean;
+  detail: string;
+}
+
+export interface RunResults {
+  meta: Record<string, unknown>;
+  cases: CaseResult[];
+  jaxStartup: JaxStartup[];
+  /** (a) and (b) must be byte-identical; a mismatch is a bug. */
+  crossCheck: { case: string; identical: boolean; detail: string }[];
+  targets: TargetCheck[];
+}

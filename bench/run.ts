@@ -1,0 +1,200 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Presets, SingleBar } from "cli-progress";
+import { Command } from "commander";
+import { DEFAULT_POLICY } from "./measure";
+import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
+import { plotSvg } from "./plot";
+import { type PythonJob, runPython } from "./python";
+import { markdownReport } from "./report";
+import type { CaseResult, JaxStartup, RunResults } from "./results";
+import { allCases, deviceIds } from "./scenarios";
+import { checkTargets } from "./targets";
+import { measureTypeScript } from "./typescript-side";
+
+/** `npm run bench`: every scenario and format in one run; see README.md, "Benchmarks". */
+
+const ROOT = path.resolve(__dirname, "..", "..");
+
+interface Options {
+  quick: boolean;
+  out?: string;
+  maxJaxDevices: number;
+}
+
+async function main(): Promise<void> {
+  const options = new Command("bench")
+    .description("colocated-wire against JAX's colocated-Python serialization")
+    .option("--quick", "S1 only, within a minute", false)
+    .option(
+      "--out <dir>",
+      "where results.json, results.md and plot.svg go (default bench/, or out/bench with --quick)",
+    )
+    .option(
+      "--max-jax-devices <n>",
+      "largest device count JAX is started with",
+      Number,
+      DEFAULT_MAX_JAX_DEVICES,
+    )
+    .parse()
+    .opts<Options>();
+  const outDir = path.resolve(
+    options.out ?? path.join(ROOT, options.quick ? "out/bench" : "bench"),
+  );
+  // A fresh clone has no virtual environment yet; this creates it (once).
+  execFileSync("bash", [path.join(ROOT, "scripts", "python-env.sh")], { stdio: "inherit" });
+
+  const started = Date.now();
+  const loadBefore = os.loadavg()[0];
+  const groups = planGroups(allCases(options.quick), options.maxJaxDevices);
+  const results = new Map<string, CaseResult>();
+  let total = 0;
+  for (const g of groups) {
+    for (const c of g.cases) {
+      const { ts, python, skipped } = sidesOf(c, g);
+      total += ts.length + python.length;
+      results.set(c.id, { case: { ...c, devices: g.devices }, sides: {}, skipped, errors: {} });
+    }
+  }
+  const bar = new SingleBar(
+    {
+      format: "bench {bar} {value}/{total} | {eta_formatted} left | {task}",
+      noTTYOutput: true, // in a log, a line every 10 s
+      notTTYSchedule: 10_000,
+    },
+    Presets.shades_classic,
+  );
+  bar.start(total, 0, { task: "" });
+  const startups: JaxStartup[] = [];
+  let versions = { jax: "?", python: "?" };
+  for (const group of groups) {
+    runTypeScript(group, results, bar);
+    const job = pythonJob(group);
+    if (!job.cases.length) continue;
+    bar.update({ task: `starting JAX on ${group.devices} CPU devices` });
+    await runPython(ROOT, job, (m) => {
+      if (m.type === "startup") {
+        startups.push({ devices: group.devices, seconds: m.seconds, threads: m.threads });
+        versions = { jax: m.jax, python: m.python };
+        return;
+      }
+      const r = results.get(m.case) as CaseResult;
+      if (m.type === "result")
+        r.sides[m.side] = { bytes: m.bytes, sha256: m.sha256, encode: m.encode, decode: m.decode };
+      else r.errors[m.side] = m.message;
+      bar.increment(1, { task: `${m.case} (${m.side})` });
+    }).catch((error: Error) => {
+      for (const item of job.cases) {
+        const r = results.get(item.case.id) as CaseResult;
+        for (const side of item.sides) {
+          if (!r.sides[side] && !r.errors[side]) {
+            r.errors[side] = error.message.split("\n")[0];
+            bar.increment(1);
+          }
+        }
+      }
+      process.stderr.write(`\n${error.message}\n`);
+    });
+  }
+  bar.stop();
+
+  const cases = [...results.values()];
+  const run: RunResults = {
+    meta: {
+      date: new Date(started).toISOString(),
+      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+      versions: `Node ${process.version}, Python ${versions.python}, JAX ${versions.jax}`,
+      quick: options.quick,
+      commit: gitCommit(),
+      policy: DEFAULT_POLICY,
+      seconds: Math.round((Date.now() - started) / 1000),
+      loadAverage: { before: loadBefore, after: os.loadavg()[0] },
+    },
+    cases,
+    jaxStartup: startups,
+    crossCheck: crossCheck(cases),
+    targets: checkTargets(cases),
+  };
+  const report = markdownReport(run);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(path.join(outDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
+  writeFileSync(
+    path.join(outDir, "results.md"),
+    `# colocated-wire benchmark results\n\n${report}\n`,
+  );
+  writeFileSync(path.join(outDir, "plot.svg"), plotSvg(cases));
+  console.log(report);
+  console.log(
+    `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
+  );
+
+  const mismatches = run.crossCheck.filter((x) => !x.identical);
+  if (mismatches.length) {
+    console.error(
+      `\n*** BUG: TypeScript and Python payloads differ in ${mismatches.map((x) => x.case).join(", ")} ***`,
+    );
+    process.exitCode = 1;
+  }
+  if (cases.some((r) => Object.keys(r.errors).length)) process.exitCode = 1;
+}
+
+/** (a) and (d1) of every case of the group, in this process. */
+function runTypeScript(group: Group, results: Map<string, CaseResult>, bar: SingleBar): void {
+  for (const c of group.cases) {
+    const r = results.get(c.id) as CaseResult;
+    for (const side of sidesOf(c, group).ts) {
+      bar.update({ task: `${c.id} (${side})` });
+      try {
+        r.sides[side] = measureTypeScript(c, side, DEFAULT_POLICY);
+      } catch (error) {
+        r.errors[side] = String(error);
+      }
+      bar.increment(1);
+    }
+  }
+}
+
+function pythonJob(group: Group): PythonJob {
+  return {
+    deviceCount: group.devices,
+    policy: DEFAULT_POLICY,
+    cases: group.cases
+      .map((c) => ({
+        case: c,
+        deviceIds: c.order === "regular" ? null : deviceIds(c),
+        sides: sidesOf(c, group).python,
+      }))
+      .filter((item) => item.sides.length),
+  };
+}
+
+/** (a) and (b) encode the same content canonically, so their bytes must be identical. */
+function crossCheck(cases: readonly CaseResult[]): RunResults["crossCheck"] {
+  return cases.flatMap((r) => {
+    const { a, b } = r.sides;
+    if (!a || !b) return [];
+    const identical = a.bytes === b.bytes && a.sha256 === b.sha256;
+    const detail = identical
+      ? `${a.bytes} bytes, sha256 ${a.sha256?.slice(0, 16)}…`
+      : `TypeScript ${a.bytes} bytes (sha256 ${a.sha256}), Python ${b.bytes} bytes (sha256 ${b.sha256})`;
+    return [{ case: r.case.id, identical, detail }];
+  });
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

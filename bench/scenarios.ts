@@ -1,0 +1,181 @@
+/**
+ * The benchmark's scenarios, defined once. The TypeScript side builds model objects from a
+ * Case (build-specs.ts); the Python side gets the same Case as JSON and builds real JAX
+ * objects from it (jax_bench.py), so every side encodes the same content.
+ */
+
+/** A PartitionSpec entry as JSON: None, one axis name, or a tuple of axis names. */
+export type SpecEntry = null | string | string[];
+
+export type ScenarioId = "S1" | "S2" | "S3" | "S4";
+
+export interface Case {
+  /** Unique and readable: "S1", "S3 shuffled 4096", "S4 100000". */
+  id: string;
+  scenario: ScenarioId;
+  /** "list": a list of leaves. "dict": a flat dict {"p000": leaf0, ...}, keys zero-padded. */
+  tree: "list" | "dict";
+  leafCount: number;
+  leafShape: number[];
+  dtype: "float32";
+  meshShape: number[];
+  axisNames: string[];
+  /** "regular": device ids 0..n-1 in mesh order; "shuffled": a seeded permutation of them. */
+  order: "regular" | "shuffled";
+  /** Leaf i is sharded by shardings[i % shardings.length]. */
+  shardings: SpecEntry[][];
+  /** Whether (d), the inlined formats, runs for this case (see INLINED_MAX_IDS). */
+  inlined: boolean;
+}
+
+/** S1's two shardings over a ("data", "model") mesh, reused by S3 and S4. */
+const TWO_SHARDINGS: SpecEntry[][] = [
+  ["data", "model"],
+  [null, "model"],
+];
+
+/** S2's 16 distinct shardings over a ("data", "fsdp", "model") mesh. */
+const SIXTEEN_SHARDINGS: SpecEntry[][] = [
+  ["data", "model"],
+  ["fsdp", "model"],
+  [["data", "fsdp"], "model"],
+  ["data", null],
+  [null, "model"],
+  ["model", null],
+  ["fsdp", null],
+  [null, "fsdp"],
+  [["data", "fsdp"], null],
+  [null, ["fsdp", "model"]],
+  ["data", "fsdp"],
+  ["model", "fsdp"],
+  ["fsdp", "data"],
+  [["data", "model"], "fsdp"],
+  [],
+  [null, "data"],
+];
+
+/**
+ * The inlined formats (d) write one full device list per leaf, so they cost leaves x devices.
+ * S2 (10,000 x 4,096 = 41M ids, about 80 MB and 15 s per pickled run) is the largest measured;
+ * beyond that one run takes minutes and gigabytes and adds nothing: (d) is linear by design.
+ */
+export const INLINED_MAX_IDS = 50_000_000;
+
+/** S3's device counts: every doubling from 8 to 65,536. */
+export const S3_DEVICE_COUNTS = Array.from({ length: 14 }, (_, i) => 8 * 2 ** i);
+
+/** S4's leaf counts. */
+export const S4_LEAF_COUNTS = [10, 100, 1_000, 10_000, 100_000];
+
+const LEAF = { leafShape: [1024, 512], dtype: "float32" } as const;
+
+function makeCase(fields: Omit<Case, "leafShape" | "dtype" | "inlined">): Case {
+  const devices = fields.meshShape.reduce((a, b) => a * b, 1);
+  const inlined = fields.leafCount * devices <= INLINED_MAX_IDS;
+  return { ...fields, leafShape: [...LEAF.leafShape], dtype: LEAF.dtype, inlined };
+}
+
+/** S1: 1,000 leaves on a 128x8 mesh, two shardings; also as a flat dict, like JAX's figures. */
+export function s1Cases(): Case[] {
+  return (["list", "dict"] as const).map((tree) =>
+    makeCase({
+      id: tree === "list" ? "S1" : "S1 dict",
+      scenario: "S1",
+      tree,
+      leafCount: 1_000,
+      meshShape: [128, 8],
+      axisNames: ["data", "model"],
+      order: "regular",
+      shardings: TWO_SHARDINGS,
+    }),
+  );
+}
+
+/** S2: 10,000 leaves on a 16x32x8 mesh of 4,096 devices, 16 shardings. */
+export function s2Cases(): Case[] {
+  return [
+    makeCase({
+      id: "S2",
+      scenario: "S2",
+      tree: "list",
+      leafCount: 10_000,
+      meshShape: [16, 32, 8],
+      axisNames: ["data", "fsdp", "model"],
+      order: "regular",
+      shardings: SIXTEEN_SHARDINGS,
+    }),
+  ];
+}
+
+/** S3: 100 leaves on an (n/8)x8 mesh, n from 8 to 65,536, regular and shuffled order. */
+export function s3Cases(): Case[] {
+  return S3_DEVICE_COUNTS.flatMap((n) =>
+    (["regular", "shuffled"] as const).map((order) =>
+      makeCase({
+        id: `S3 ${order} ${n}`,
+        scenario: "S3",
+        tree: "list",
+        leafCount: 100,
+        meshShape: [n / 8, 8],
+        axisNames: ["data", "model"],
+        order,
+        shardings: TWO_SHARDINGS,
+      }),
+    ),
+  );
+}
+
+/** S4: 10 to 100,000 leaves on S1's mesh and shardings. */
+export function s4Cases(): Case[] {
+  return S4_LEAF_COUNTS.map((leafCount) =>
+    makeCase({
+      id: `S4 ${leafCount}`,
+      scenario: "S4",
+      tree: "list",
+      leafCount,
+      meshShape: [128, 8],
+      axisNames: ["data", "model"],
+      order: "regular",
+      shardings: TWO_SHARDINGS,
+    }),
+  );
+}
+
+/** Every case of a run: S1 only with --quick. */
+export function allCases(quick: boolean): Case[] {
+  if (quick) return s1Cases();
+  return [...s1Cases(), ...s2Cases(), ...s3Cases(), ...s4Cases()];
+}
+
+export function deviceCount(c: Case): number {
+  return c.meshShape.reduce((a, b) => a * b, 1);
+}
+
+/** The device ids in mesh order. The shuffle is seeded, so every run and side sees the same. */
+export function deviceIds(c: Case): number[] {
+  const ids = Array.from({ length: deviceCount(c) }, (_, i) => i);
+  if (c.order === "regular") return ids;
+  const random = mulberry32(deviceCount(c));
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [ids[i], ids[j]] = [ids[j], ids[i]];
+  }
+  return ids;
+}
+
+/** The dict key of leaf i: zero-padded, so sorted keys keep the leaves in order. */
+export function leafKey(i: number, leafCount: number): string {
+  return `p${String(i).padStart(String(leafCount - 1).length, "0")}`;
+}
+
+/** A small seeded PRNG (mulberry32); the Python side receives the ids, not the generator. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
