@@ -76,7 +76,7 @@ def serialize_program(
         msg.output_specs.CopyFrom(lower_specs(builder, out_treedef, out_leaves))
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
-    return to_bytes(carry(origin, msg))
+    return to_bytes(carry(origin, msg, builder))
 
 
 def _lower_function(fun: Callable, builder: TableBuilder, out: payload_pb2.Function) -> None:

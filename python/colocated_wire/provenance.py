@@ -61,6 +61,9 @@ def origin_of(leaves: Any, *returned: Any) -> Origin | None:
     return origin if same else None
 
 
+_ENTRIES = frozenset({"colocated.v1.SharedObjectTable.entries"})
+
+
 def seeded_table(origin: Origin | None) -> TableBuilder:
     """A table builder that starts with the decoded table, in order, so indices hold."""
     builder = TableBuilder()
@@ -69,11 +72,19 @@ def seeded_table(origin: Origin | None) -> TableBuilder:
     return builder
 
 
-def carry(origin: Origin | None, msg: Message) -> Message:
-    """Grafts the decoded payload's unknown fields onto `msg` and keeps its minor version."""
-    if origin is not None:
-        graft_unknown_fields(origin.message, msg)
-        msg.header.minor_version = max(
-            msg.header.minor_version, origin.message.header.minor_version
-        )
+def carry(origin: Origin | None, msg: Message, builder: TableBuilder) -> Message:
+    """Grafts the decoded payload's unknown fields onto `msg` and keeps its minor version.
+
+    Entries are matched by object, not position: equal decoded entries share one index.
+    """
+    if origin is None:
+        return msg
+    graft_unknown_fields(origin.message, msg, _ENTRIES)
+    done = set()
+    for old, obj in zip(origin.message.table.entries, origin.table, strict=True):
+        index = builder.add(obj)  # known: the table was seeded with it
+        if index not in done:
+            done.add(index)
+            graft_unknown_fields(old, msg.table.entries[index])
+    msg.header.minor_version = max(msg.header.minor_version, origin.message.header.minor_version)
     return msg

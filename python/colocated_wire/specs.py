@@ -77,7 +77,7 @@ def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtyp
     payload = payload_pb2.SpecsPayload(
         header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=specs
     )
-    return to_bytes(carry(origin, payload))
+    return to_bytes(carry(origin, payload, builder))
 
 
 def deserialize_specs(

@@ -22,23 +22,24 @@ def has_unknown_fields(msg: Message) -> bool:
     return known.ByteSize() != msg.ByteSize()
 
 
-def graft_unknown_fields(src: Message, dst: Message) -> None:
+def graft_unknown_fields(src: Message, dst: Message, skip: frozenset[str] = frozenset()) -> None:
     """Copies the unknown fields of `src` and its sub-messages onto the matching ones of `dst`.
 
-    Sub-messages match by field, list position and oneof case. A message of `dst` that has
-    unknown fields already (an entry or function kept as its bytes) is left as it is.
+    Sub-messages match by field, list position and oneof case; fields named in `skip` (full
+    names) are left out. A message of `dst` that has unknown fields already (an entry or
+    function kept as its bytes) is left as it is.
     """
     fields = UnknownFieldSet(src)
     if len(fields) and not len(UnknownFieldSet(dst)):
         dst.MergeFromString(_encode(fields))
     for fd, value in src.ListFields():
-        if fd.message_type is None:
+        if fd.message_type is None or fd.full_name in skip:
             continue
         if fd.is_repeated:
             for a, b in zip(value, getattr(dst, fd.name), strict=False):
-                graft_unknown_fields(a, b)
+                graft_unknown_fields(a, b, skip)
         elif dst.HasField(fd.name):
-            graft_unknown_fields(value, getattr(dst, fd.name))
+            graft_unknown_fields(value, getattr(dst, fd.name), skip)
 
 
 def _encode(fields: UnknownFieldSet) -> bytes:

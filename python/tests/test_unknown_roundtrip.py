@@ -70,3 +70,15 @@ def test_decoded_leaves_flatten_like_a_tuple(devices):
     _, leaves = deserialize_specs(read("specs"))
     assert isinstance(leaves, tuple) and leaves == tuple(leaves)
     assert jax.tree_util.tree_leaves(leaves) == list(leaves)
+
+
+def test_equal_entries_of_a_new_kind_become_one(devices):
+    # Found by the fuzzer: unknown fields were grafted by position after equal entries merged.
+    msg = payload_pb2.SpecsPayload.FromString(read("specs"))
+    for raw in (b"\xf2\x01\x02\x08\x09", b"\xf2\x01\x02\x08\x09", b""):
+        msg.table.entries.add().MergeFromString(raw)
+    data = msg.SerializeToString()
+    once = serialize_specs(*deserialize_specs(data))
+    assert serialize_specs(*deserialize_specs(once)) == once
+    kinds = [e.SerializeToString() for e in payload_pb2.SpecsPayload.FromString(once).table.entries]
+    assert kinds[-2:] == [b"\xf2\x01\x02\x08\x09", b""]
