@@ -57,6 +57,9 @@ def resolve_by_name(
         raise LiftError(f"function {module}.{qualname} cannot be found: {e}") from e
     if not callable(fun):
         raise LiftError(f"{module}.{qualname} is not callable")
+    # The name must be the function's own: `allowed.os.system` reaches os from an allowed module.
+    if getattr(fun, "__module__", None) != module or getattr(fun, "__qualname__", None) != qualname:
+        raise LiftError(f"function {module}.{qualname} is not defined there but reached through it")
     return fun
 
 

@@ -62,6 +62,17 @@ def test_allowed_modules(mesh_2x4, devices):
         deserialize_program(data, allowed_modules={"somewhere.else"})
 
 
+def test_a_name_cannot_reach_past_its_allowed_module(mesh_2x4, devices):
+    # json imports codecs, so json.codecs.open is codecs.open: not a function of json.
+    td, leaves = specs(mesh_2x4)
+    msg = payload_pb2.ProgramPayload.FromString(
+        serialize_program(module_level_fn, td, leaves, None, None, devices[:8])
+    )
+    msg.function.by_name.module, msg.function.by_name.qualname = "json", "codecs.open"
+    with pytest.raises(LiftError, match="not defined there"):
+        deserialize_program(msg.SerializeToString(), allowed_modules={"json"})
+
+
 def test_output_specs_absent(mesh_2x4, devices):
     td, leaves = specs(mesh_2x4)
     data = serialize_program(module_level_fn, td, leaves, None, None, devices[:8])
