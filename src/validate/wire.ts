@@ -12,10 +12,25 @@ import { type MessageName, WIRE_SCHEMA, type WireField } from "./wire-schema";
  * python/colocated_wire/wire.py is the same scan.
  */
 export function checkWire(bytes: Uint8Array, root: MessageName, limits: DecodeLimits): void {
-  new WireScan(bytes, limits).message(root, bytes.length, "");
+  new WireScan(bytes, limits).message(root, bytes.length, undefined);
 }
 
 const MAX_GROUP_DEPTH = 32;
+
+/** Where a message sits, built into a string only for an error. */
+interface PathLink {
+  parent: PathLink | undefined;
+  name: string;
+  index?: number;
+}
+
+function pathOf(link: PathLink | undefined): string {
+  const parts: string[] = [];
+  for (let at = link; at; at = at.parent) {
+    parts.push(at.index === undefined ? at.name : `${at.name}[${at.index}]`);
+  }
+  return parts.reverse().join(".").replaceAll(".[", "[");
+}
 
 class WireScan {
   #pos = 0;
@@ -26,57 +41,75 @@ class WireScan {
     readonly limits: DecodeLimits,
   ) {}
 
-  /** Scans one message that ends at `end`, at `path` ("" for the payload). */
-  message(type: MessageName, end: number, path: string): void {
+  /** Scans one message that ends at `end`. */
+  message(type: MessageName, end: number, path: PathLink | undefined): void {
     const fields = WIRE_SCHEMA[type];
-    const counts = new Map<number, number>();
+    let singular = 0; // a bit per singular field seen (field numbers are below 32)
+    let counts: Record<number, number> | undefined; // per repeated field
     while (this.#pos < end) {
       const tag = this.#varint(5, end);
       const number = Math.floor(tag / 8);
       const wireType = tag % 8;
-      if (number === 0) malformed("a field number is 0");
       const field: WireField | undefined = fields[number];
       if (!field || !fits(field, wireType)) {
+        if (number === 0) malformed("a field number is 0");
         this.#skipUnknown(number, wireType, end, path);
         continue;
       }
-      const at = path ? `${path}.${field.name}` : field.name;
-      const seen = counts.get(number) ?? 0;
-      if (!field.limit && seen > 0) malformed(`${at} appears twice`);
+      let seen = 0;
+      if (field.limit === undefined) {
+        if (singular & (1 << number))
+          malformed(`${pathOf({ parent: path, name: field.name })} appears twice`);
+        singular |= 1 << number;
+      } else {
+        counts ??= {};
+        seen = counts[number] ?? 0;
+      }
       if (wireType === 0) {
         this.#varint(10, end);
-        counts.set(number, this.#count(field, at, seen, 1));
+        if (counts && field.limit) counts[number] = this.#count(field, path, seen + 1);
         continue;
       }
       const stop = this.#length(end);
-      if (typeof field.type === "object") {
-        const item =
-          type === "SharedObjectTable" ? `${path}[${seen}]` : field.limit ? `${at}[${seen}]` : at;
-        counts.set(number, this.#count(field, at, seen, 1));
-        this.message(field.type.message, stop, item);
-      } else {
+      if (counts && field.limit) {
         const items = field.type === "varint" ? this.#packedCount(stop) : 1;
-        counts.set(number, this.#count(field, at, seen, items));
+        counts[number] = this.#count(field, path, seen + items);
+      }
+      if (typeof field.type === "object") {
+        // Table entries are table[i]; other repeated messages name[i].
+        const item: PathLink =
+          field.limit === undefined
+            ? { parent: path, name: field.name }
+            : type === "SharedObjectTable"
+              ? { parent: path, name: "", index: seen }
+              : { parent: path, name: field.name, index: seen };
+        this.message(field.type.message, stop, item);
       }
       this.#pos = stop;
     }
     if (this.#pos !== end) malformed("a field runs past the end of its message");
   }
 
-  /** Adds `items` to a field's count, checked against its limit. */
-  #count(field: WireField, at: string, seen: number, items: number): number {
-    const count = seen + items;
-    if (field.limit && count > this.limits[field.limit]) {
-      const detail = `more than ${this.limits[field.limit]} values pass the limit ${field.limit}`;
-      throw new DecodeError(at, "limit-exceeded", detail);
+  /** A repeated field's new count, checked against its limit. */
+  #count(field: WireField, path: PathLink | undefined, count: number): number {
+    const limit = this.limits[field.limit as keyof DecodeLimits];
+    if (count > limit) {
+      const at = pathOf({ parent: path, name: field.name });
+      throw new DecodeError(at, "limit-exceeded", `more than ${limit} values (${field.limit})`);
     }
     return count;
   }
 
-  #skipUnknown(number: number, wireType: number, end: number, path: string, depth = 0): void {
+  #skipUnknown(
+    number: number,
+    wireType: number,
+    end: number,
+    path: PathLink | undefined,
+    depth = 0,
+  ): void {
     if (depth === 0 && ++this.#unknown > this.limits.maxUnknownFields) {
       const detail = `more than ${this.limits.maxUnknownFields} unknown fields`;
-      throw new DecodeError(path || "payload", "limit-exceeded", detail);
+      throw new DecodeError(pathOf(path) || "payload", "limit-exceeded", detail);
     }
     switch (wireType) {
       case 0:
@@ -137,9 +170,9 @@ class WireScan {
 
   /** The number of varints packed up to `stop`, which must end with a complete one. */
   #packedCount(stop: number): number {
+    if (stop > this.#pos && this.bytes[stop - 1] >= 0x80) malformed("a packed varint is cut off");
     let count = 0;
     for (let i = this.#pos; i < stop; i++) if (this.bytes[i] < 0x80) count++;
-    if (stop > this.#pos && this.bytes[stop - 1] >= 0x80) malformed("a packed varint is cut off");
     return count;
   }
 }
