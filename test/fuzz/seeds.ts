@@ -1,0 +1,135 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  CustomNode,
+  DeviceList,
+  DTYPE_NAMES,
+  encodeProgram,
+  encodeSpecs,
+  FunctionRef,
+  GSPMDSharding,
+  Mesh,
+  NamedSharding,
+  NamedTuple,
+  PartitionSpec,
+  PickledFunction,
+  ShapeDtypeStruct,
+  SingleDeviceSharding,
+  treeFlatten,
+  tuple,
+  UNCONSTRAINED,
+} from "../../src";
+import { specs } from "../corpus-builders";
+import { range } from "../fixtures";
+
+/** A valid payload the fuzzer starts from. */
+export interface Seed {
+  name: string;
+  decoder: "specs" | "program";
+  bytes: Uint8Array;
+}
+
+/** Where the seeds live, so Python mutates the very same bytes. */
+export const SEED_DIR = join(__dirname, "seeds");
+
+const NEWER_DIR = join(__dirname, "..", "corpus", "newer");
+
+function specsOf(tree: unknown): Uint8Array {
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  return encodeSpecs(treedef, leaves);
+}
+
+/** Every node kind, every dtype, weak types and scalars. */
+function trees(): Uint8Array {
+  const dtypes = DTYPE_NAMES.map(
+    (d, i) => new ShapeDtypeStruct(i % 3 ? [i, 2] : [], d, null, { weakType: i % 2 === 0 }),
+  );
+  // Python knows "fuzzing.Node" (python/tests/fuzzing.py), a dataclass with one meta field.
+  const node = new CustomNode("fuzzing.Node", new TextEncoder().encode('j["tag"]'), [
+    dtypes[0],
+    null,
+  ]);
+  const point = new NamedTuple("collections.Point", ["x", "y"], [dtypes[1], [dtypes[2], {}]]);
+  return specsOf({ all: dtypes, nested: tuple(node, point, null, [tuple()]), é: { b: dtypes[3] } });
+}
+
+/** Transposed and irregular device orders, every spec form and memory kind, GSPMD forms. */
+function meshes(): Uint8Array {
+  const order = [0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15];
+  const cube = new Mesh(
+    new DeviceList(order),
+    [2, 2, 4],
+    ["e", "a", "m"],
+    ["Explicit", "Auto", "Manual"],
+  );
+  const odd = new Mesh(new DeviceList([9, 3, 700, 41]), [4], ["x"]);
+  const on = (mesh: Mesh, spec: PartitionSpec, memoryKind?: string) =>
+    new NamedSharding(mesh, spec, { memoryKind });
+  const devices = new DeviceList(range(8, 32));
+  const gspmd = [
+    new GSPMDSharding(devices, { type: "replicated" }),
+    new GSPMDSharding(devices, { type: "maximal", tileDims: [], tileDevices: [5] }),
+    new GSPMDSharding(devices, {
+      type: "other",
+      tileDims: [2, 2, 2],
+      tileDevices: [0, 2, 4, 6, 1, 3, 5, 7],
+      replicateOnLastTileDim: true,
+    }),
+  ];
+  const shardings = [
+    on(cube, new PartitionSpec(["a", "m"], UNCONSTRAINED, null)),
+    on(cube, PartitionSpec.create(["m"], { unreduced: ["e"] }), "pinned_host"),
+    on(odd, new PartitionSpec("x"), "unpinned_host"),
+    new SingleDeviceSharding(900, { memoryKind: "pinned_host" }),
+    ...gspmd,
+  ];
+  return specsOf(shardings.map((s, i) => new ShapeDtypeStruct([8, 8, i + 1], "float32", s)));
+}
+
+function programs(): Record<string, Uint8Array> {
+  const devices = new DeviceList(range(8));
+  const mesh = new Mesh(devices, [4, 2], ["x", "y"]);
+  const sharding = new NamedSharding(mesh, new PartitionSpec("x", "y"));
+  const inputs = treeFlatten<ShapeDtypeStruct>({
+    w: new ShapeDtypeStruct([8, 4], "bfloat16", sharding),
+  });
+  const outputs = treeFlatten<ShapeDtypeStruct>([new ShapeDtypeStruct([], "float32")]);
+  // Arbitrary bytes: a pickle is never loaded while decoding.
+  const pickled = new PickledFunction(new Uint8Array([0x80, 5, 0x95, 3, 0, 0, 0, 0x4e, 0x2e]), [
+    mesh,
+    sharding,
+  ]);
+  return {
+    "program-by-name": encodeProgram({
+      function: new FunctionRef("json", "dumps"),
+      inputs,
+      outputs,
+      devices,
+    }),
+    "program-pickled": encodeProgram({ function: pickled, inputs, devices }),
+  };
+}
+
+/** The seeds, built here: what `npm run fuzz` and the tests mutate. */
+export function buildSeeds(): Record<string, Uint8Array> {
+  return {
+    "specs-base": specs().bytes(),
+    "specs-trees": trees(),
+    "specs-meshes": meshes(),
+    ...programs(),
+  };
+}
+
+/** The committed seeds, plus the newer-version payloads of test/corpus/newer. */
+export function loadSeeds(): Seed[] {
+  const from = (dir: string) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith(".bin"))
+      .sort()
+      .map((f) => {
+        const name = f.replace(/\.bin$/, "");
+        const decoder = name.startsWith("program") ? "program" : "specs";
+        return { name, decoder, bytes: new Uint8Array(readFileSync(join(dir, f))) } as Seed;
+      });
+  return [...from(SEED_DIR), ...from(NEWER_DIR)];
+}
