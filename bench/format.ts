@@ -8,6 +8,7 @@ export function formatBytes(bytes: number): string {
 }
 
 export function formatMs(ms: number): string {
+  if (ms < 0.001) return `${sig(ms * 1e6)} ns`;
   if (ms < 1) return `${sig(ms * 1000)} µs`;
   if (ms < 1000) return `${sig(ms)} ms`;
   return `${sig(ms / 1000)} s`;

@@ -13,7 +13,7 @@ export interface Group {
   jaxSkipped?: string;
 }
 
-/** 16,384 CPU devices take about 35 s to start; 32,768 cannot start here at all (see below). */
+/** 16,384 CPU devices took 9 to 35 s to start here (35 s under load); 32,768 cannot start at all. */
 export const DEFAULT_MAX_JAX_DEVICES = 16_384;
 
 /** Groups cases by device count, smallest first, and decides where JAX is skipped and why. */
@@ -48,7 +48,7 @@ function jaxSkipReason(devices: number, maxJaxDevices: number, pidMax: number): 
 /** The sides to run for a case, and why the others are skipped. */
 export function sidesOf(c: Case, group: Group) {
   const skipped: Partial<Record<SideId, string>> = {};
-  const inlinedReason = `(d) writes one device list per leaf: ${formatCount(c.leafCount)} × ${formatCount(deviceCount(c))} = ${formatCount(c.leafCount * deviceCount(c))} device ids, above the cap of ${formatCount(INLINED_MAX_IDS)} (S2's 41M ids already take ~80 MB and many seconds per run, and (d) is linear in leaves by construction)`;
+  const inlinedReason = `(d) writes one device list per leaf: ${formatCount(c.leafCount)} × ${formatCount(deviceCount(c))} = ${formatCount(c.leafCount * deviceCount(c))} device ids, above the cap of ${formatCount(INLINED_MAX_IDS)} (at S2's 41M ids, (d1) is 82 MB and (d2) 334 MB, and each takes 6 to 9 s per run; (d) is linear in leaves by construction)`;
   const ts = TS_SIDES.filter((s) => c.inlined || s !== "d1");
   if (!c.inlined) skipped.d1 = inlinedReason;
   const pythonAll: PythonSide[] = c.inlined ? ["b", "c", "d2"] : ["b", "c"];

@@ -79,6 +79,7 @@ export function plotSvg(cases: readonly CaseResult[]): string {
   );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
+    "<title>colocated-wire benchmark: payload size and time against device count (S3) and leaf count (S4)</title>",
     `<rect width="${width}" height="${height}" fill="white"/>`,
     ...panels,
     "</svg>",

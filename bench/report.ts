@@ -7,8 +7,11 @@ export function markdownReport(results: RunResults): string {
   const main = cases.filter((r) => r.case.scenario === "S1" || r.case.scenario === "S2");
   const s3 = cases.filter((r) => r.case.scenario === "S3");
   const s4 = cases.filter((r) => r.case.scenario === "S4");
+  const load = results.meta.loadAverage;
   return [
-    `Run of ${results.meta.date} (${results.meta.machine}; ${results.meta.versions}).`,
+    `Run of ${results.meta.date} (${results.meta.machine}; ${results.meta.versions}; ${results.meta.seconds} s).`,
+    `Load average ${load.before.toFixed(1)} before and ${load.after.toFixed(1)} after: other work on the`,
+    "machine slows every side alike, so absolute times vary between runs more than ratios do.",
     "",
     "Sizes are payload bytes. Times are medians of repeated runs after a warm-up. Against (c):",
     "a size of `1/n` is n times smaller, a time of `n× faster` is (c)'s time over this one.",

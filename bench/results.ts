@@ -1,4 +1,4 @@
-import type { Timing } from "./measure";
+import type { Policy, Timing } from "./measure";
 import type { Case } from "./scenarios";
 
 /** The formats compared; (c) is the baseline every ratio is against. */
@@ -44,8 +44,20 @@ export interface TargetCheck {
   detail: string;
 }
 
+export interface RunMeta {
+  date: string;
+  machine: string;
+  versions: string;
+  quick: boolean;
+  commit: string;
+  policy: Policy;
+  seconds: number;
+  /** The 1-minute load average when the run started and ended: other work skews times. */
+  loadAverage: { before: number; after: number };
+}
+
 export interface RunResults {
-  meta: Record<string, unknown>;
+  meta: RunMeta;
   cases: CaseResult[];
   jaxStartup: JaxStartup[];
   /** (a) and (b) must be byte-identical; a mismatch is a bug. */

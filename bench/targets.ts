@@ -89,22 +89,23 @@ function s4Targets(cases: readonly CaseResult[]): TargetCheck[] {
   const s4 = cases
     .filter((r) => r.case.scenario === "S4")
     .sort((x, y) => x.case.leafCount - y.case.leafCount);
-  const metrics: [string, (r: CaseResult) => number | undefined][] = [
-    ["(a) size", (r) => r.sides.a?.bytes],
-    ["(a) encode", (r) => r.sides.a?.encode.medianMs],
-    ["(a) decode", (r) => r.sides.a?.decode.medianMs],
-    ["(b) encode", (r) => r.sides.b?.encode.medianMs],
-    ["(b) decode", (r) => r.sides.b?.decode.medianMs],
+  const bytes = (n: number) => `${sig(n)} B`;
+  const metrics: [string, (r: CaseResult) => number | undefined, (n: number) => string][] = [
+    ["(a) size", (r) => r.sides.a?.bytes, bytes],
+    ["(a) encode", (r) => r.sides.a?.encode.medianMs, formatMs],
+    ["(a) decode", (r) => r.sides.a?.decode.medianMs, formatMs],
+    ["(b) encode", (r) => r.sides.b?.encode.medianMs, formatMs],
+    ["(b) decode", (r) => r.sides.b?.decode.medianMs, formatMs],
   ];
   const checks: TargetCheck[] = [];
-  for (const [name, value] of metrics) {
+  for (const [name, value, unit] of metrics) {
     const points = s4
       .filter((r) => r.case.leafCount >= 1_000 && value(r) !== undefined)
       .map((r) => [r.case.leafCount, value(r) as number] as const);
     if (points.length < 2) continue;
     const slope = logLogSlope(points);
     const met = Math.abs(slope - 1) <= LINEAR_SLACK;
-    const perLeaf = points.map(([n, v]) => sig(v / n)).join(" → ");
+    const perLeaf = points.map(([n, v]) => unit(v / n)).join(" → ");
     checks.push({
       target: `S4: ${name} grows linearly with leaves`,
       met,
