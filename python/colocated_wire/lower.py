@@ -96,6 +96,8 @@ class TableBuilder:
         return self._intern(table_pb2.Entry(device_list=lower_device_ids(ids)))
 
     def _mesh(self, mesh: Mesh) -> table_pb2.Entry:
+        if mesh.devices.size == 0:  # a decoder refuses it: JAX aborts on shardings over it
+            raise EncodeError("a mesh holds no devices")
         device_list = self._device_ids([d.id for d in mesh.devices.flat])
         msg = table_pb2.Mesh(
             device_list=device_list,

@@ -8,9 +8,20 @@ import json
 import pathlib
 import time
 
+import jax
+import numpy as np
 import pytest
+from jax import numpy as jnp
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from colocated_wire import DecodeError, deserialize_program, deserialize_specs
+from colocated_wire import (
+    DecodeError,
+    EncodeError,
+    deserialize_program,
+    deserialize_specs,
+    serialize_specs,
+)
 from colocated_wire.errors import DECODE_ERROR_CODES
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "test" / "corpus" / "bad"
@@ -36,3 +47,11 @@ def test_bad_payload(name, devices):
         decode(data)
     assert (info.value.path, info.value.code) == (want["path"], want["code"]), str(info.value)
     assert time.perf_counter() - started < 0.5
+
+
+def test_what_is_refused_is_not_written(devices):
+    # The corpus's mesh of no devices cannot be written from JAX objects either.
+    mesh = Mesh(np.empty((0, 4), dtype=object), ("x", "y"))
+    leaf = jax.ShapeDtypeStruct((4,), jnp.float32, sharding=NamedSharding(mesh, P()))
+    with pytest.raises(EncodeError, match="no devices"):
+        serialize_specs(jax.tree_util.tree_structure([0]), [leaf])
