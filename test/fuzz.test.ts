@@ -4,7 +4,7 @@ import { FUZZ_SEED, fuzz } from "./fuzz/run";
 import { buildSeeds, loadSeeds, SEED_DIR } from "./fuzz/seeds";
 
 // `npm test` runs a few thousand cases; `npm run fuzz` sets FUZZ_CASES=100000.
-const CASES = Number(process.env.FUZZ_CASES ?? 2000);
+const CASES = Number(process.env.FUZZ_CASES ?? 3000);
 const OUT = join(__dirname, "..", "out", "fuzz");
 
 if (process.env.UPDATE_CORPUS) {

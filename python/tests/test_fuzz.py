@@ -10,7 +10,7 @@ import os
 
 import fuzzing
 
-CASES = int(os.environ.get("FUZZ_CASES", "2000"))
+CASES = int(os.environ.get("FUZZ_CASES", "3000"))
 OUT = fuzzing.ROOT / "out" / "fuzz"
 
 
