@@ -3,8 +3,10 @@
 A module-level function that its module hands back by name
 (`getattr(import_module(f.__module__), qualname) is f`, no `<locals>`, not
 `__main__`) is sent as a FunctionRef: small, readable in any language, and
-resolvable on a worker without unpickling. Resolving imports the module, so
-a worker may restrict it with `allowed_modules`.
+resolvable on a worker without unpickling. Importing a module runs its
+top-level code, so a name from an untrusted payload imports nothing by
+default: it resolves only in modules this process has already imported. A
+worker that names `allowed_modules` may import those, and only those.
 
 Anything else (lambdas, closures, partials, functions of `__main__`) is
 cloudpickled. A pickled function is loaded only with `allow_pickle=True`;
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -47,10 +50,16 @@ def _resolve(obj: Any, qualname: str) -> Any:
 def resolve_by_name(
     module: str, qualname: str, allowed_modules: Collection[str] | None = None
 ) -> Callable:
+    """The function a FunctionRef names; only allowed modules, or imported ones, are searched."""
     if allowed_modules is not None and module not in allowed_modules:
         raise LiftError(f"function {module}.{qualname}: module {module!r} is not allowed")
     if not module or not qualname or "<" in qualname:
         raise LiftError(f"function {module!r}.{qualname!r} is not a module-level name")
+    if allowed_modules is None and module not in sys.modules:
+        raise LiftError(
+            f"function {module}.{qualname}: module {module!r} is not imported, and"
+            " importing runs code: pass allowed_modules to let it be imported"
+        )
     try:
         fun = _resolve(importlib.import_module(module), qualname)
     except (ImportError, AttributeError) as e:
