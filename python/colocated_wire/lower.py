@@ -47,6 +47,7 @@ class TableBuilder:
     def __init__(self) -> None:
         self.table = table_pb2.SharedObjectTable()
         self._by_value: dict[bytes, int] = {}
+        self._by_leaf_fields: dict[tuple, int] = {}
         self._by_identity: dict[int, int] = {}
         self._keep_alive: list[Any] = []  # so that ids in _by_identity stay unique
 
@@ -55,7 +56,10 @@ class TableBuilder:
         found = self._by_identity.get(id(obj))
         if found is not None:
             return found
-        index = self._intern(self._lower(obj))
+        if isinstance(obj, jax.ShapeDtypeStruct):
+            index = self._leaf(obj)
+        else:
+            index = self._intern(self._lower(obj))
         self._by_identity[id(obj)] = index
         self._keep_alive.append(obj)
         return index
@@ -65,6 +69,17 @@ class TableBuilder:
         if isinstance(devices, DeviceList):
             return self.add(devices)
         return self._device_ids([d.id for d in devices])
+
+    def _leaf(self, spec: jax.ShapeDtypeStruct) -> int:
+        # Leaves are many and mostly equal: key them by their fields, before building a message.
+        sharding = spec.sharding
+        index = None if sharding is None else self.add(self._checked_sharding(sharding))
+        key = (index, spec.shape, spec.dtype, bool(spec.weak_type))
+        found = self._by_leaf_fields.get(key)
+        if found is None:
+            found = self._intern(self._array_spec(spec, index))
+            self._by_leaf_fields[key] = found
+        return found
 
     def _intern(self, entry: table_pb2.Entry) -> int:
         key = entry.SerializeToString(deterministic=True)
@@ -76,8 +91,6 @@ class TableBuilder:
         return index
 
     def _lower(self, obj: Any) -> table_pb2.Entry:
-        if isinstance(obj, jax.ShapeDtypeStruct):
-            return self._array_spec(obj)
         if isinstance(obj, NamedSharding):
             return self._named_sharding(obj)
         if isinstance(obj, Mesh):
@@ -136,15 +149,17 @@ class TableBuilder:
             msg.memory_kind = kind
         return table_pb2.Entry(gspmd_sharding=msg)
 
-    def _array_spec(self, spec: jax.ShapeDtypeStruct) -> table_pb2.Entry:
+    @staticmethod
+    def _checked_sharding(sharding: Any) -> Any:
+        if not isinstance(sharding, SHARED_TYPES[:4] + (UnknownEntry,)):
+            name = type(sharding).__name__
+            raise EncodeError(f"ShapeDtypeStruct sharding {name} is not supported")
+        return sharding
+
+    def _array_spec(self, spec: jax.ShapeDtypeStruct, sharding: int | None) -> table_pb2.Entry:
         msg = table_pb2.ArraySpec()
-        sharding = spec.sharding
         if sharding is not None:
-            if not isinstance(sharding, SHARED_TYPES[:4] + (UnknownEntry,)):
-                raise EncodeError(
-                    f"ShapeDtypeStruct sharding {type(sharding).__name__} is not supported"
-                )
-            msg.sharding = self.add(sharding)
+            msg.sharding = sharding
         for d in spec.shape:
             if not isinstance(d, int) or not 0 <= d <= MAX_DIM:
                 raise EncodeError(f"shape {spec.shape}: dimensions must be ints in [0, 2**53-1]")
