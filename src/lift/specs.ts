@@ -25,7 +25,7 @@ export function liftSpecs(
     );
   }
   const leaves = message.leaves.map((ref, i) =>
-    refs.require(ref, refs.tableSize, `${path}.leaves[${i}]`, ACCEPTS.arraySpec),
+    refs.require(ref, refs.tableSize, () => `${path}.leaves[${i}]`, ACCEPTS.arraySpec),
   );
   return { treedef, leaves };
 }

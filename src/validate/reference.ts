@@ -7,6 +7,11 @@ export interface Accepts<T extends SharedObject> {
   test: (object: SharedObject) => object is T;
 }
 
+/** A path, or a function that makes it: leaves are many, and their paths matter only on failure. */
+export type LazyPath = string | (() => string);
+
+const pathOf = (path: LazyPath) => (typeof path === "string" ? path : path());
+
 /**
  * Resolves table references while the table is lifted in one forward pass: a reference must
  * be in range, point backwards, and land on an entry of the kind its field expects.
@@ -23,11 +28,11 @@ export class References {
   require<T extends SharedObject>(
     ref: number | undefined,
     from: number,
-    path: string,
+    path: LazyPath,
     accepts: Accepts<T>,
   ): T {
     if (ref === undefined)
-      throw new DecodeError(path, "missing", `a ${accepts.name} reference is required`);
+      throw new DecodeError(pathOf(path), "missing", `a ${accepts.name} reference is required`);
     return this.resolve(ref, from, path, accepts);
   }
 
@@ -35,7 +40,7 @@ export class References {
   optional<T extends SharedObject>(
     ref: number | undefined,
     from: number,
-    path: string,
+    path: LazyPath,
     accepts: Accepts<T>,
   ): T | undefined {
     return ref === undefined ? undefined : this.resolve(ref, from, path, accepts);
@@ -44,19 +49,19 @@ export class References {
   private resolve<T extends SharedObject>(
     ref: number,
     from: number,
-    path: string,
+    path: LazyPath,
     accepts: Accepts<T>,
   ): T {
     if (ref >= this.tableSize) {
       throw new DecodeError(
-        path,
+        pathOf(path),
         "reference-out-of-range",
         `reference ${ref} is past the end of a table of ${this.tableSize} entries`,
       );
     }
     if (ref >= from) {
       throw new DecodeError(
-        path,
+        pathOf(path),
         "forward-reference",
         `entry ${from} refers to entry ${ref}, which is not before it`,
       );
@@ -64,7 +69,7 @@ export class References {
     const target = this.lifted[ref];
     if (!accepts.test(target)) {
       throw new DecodeError(
-        path,
+        pathOf(path),
         "wrong-entry-kind",
         `entry ${ref} is a ${target.constructor.name}, not a ${accepts.name}`,
       );

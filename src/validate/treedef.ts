@@ -40,9 +40,10 @@ export function checkTreeDef(message: TreeDef, path: string, limits: DecodeLimit
   const stack: OpenNode[] = [];
   let root: TreeNode | undefined;
   for (let i = 0; i < kinds.length; i++) {
-    const at = `${path}.kinds[${i}]`;
+    // Built only on failure: a path string per node would double the cost of a large tree.
+    const at = () => `${path}.kinds[${i}]`;
     if (root !== undefined)
-      throw new DecodeError(at, "invalid-tree", "nodes follow the end of the tree");
+      throw new DecodeError(at(), "invalid-tree", "nodes follow the end of the tree");
     let node: TreeNode;
     let arity = 0;
     switch (kinds[i]) {
@@ -70,12 +71,12 @@ export function checkTreeDef(message: TreeDef, path: string, limits: DecodeLimit
         break;
       }
       default:
-        throw new DecodeError(at, "unknown-enum", `unknown node kind ${kinds[i]}`);
+        throw new DecodeError(at(), "unknown-enum", `unknown node kind ${kinds[i]}`);
     }
     if (arity > 0) {
       if (stack.length >= limits.maxTreeDepth) {
         const detail = `nesting passes the depth limit of ${limits.maxTreeDepth}`;
-        throw new DecodeError(at, "limit-exceeded", detail);
+        throw new DecodeError(at(), "limit-exceeded", detail);
       }
       stack.push({ node: node as OpenNode["node"], arity });
       continue;
