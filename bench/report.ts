@@ -26,7 +26,7 @@ export function markdownReport(results: RunResults): string {
     "",
     "### Targets",
     "",
-    ...results.targets.map((t) => `- ${t.met ? "✅ met" : "❌ MISSED"}: ${t.target}. ${t.detail}.`),
+    ...targetLines(results),
     "",
     ...skippedSection(cases),
     ...crossCheckSection(results),
@@ -41,6 +41,27 @@ const NAMES: Record<SideId, string> = {
   d1: "(d1) inlined protobuf",
   d2: "(d2) per-leaf pickle",
 };
+
+/** The README's summary of a run: when and where, S1 and S2, and every target. */
+export function readmeSummary(results: RunResults): string {
+  const { meta } = results;
+  const main = results.cases.filter((r) => ["S1", "S2"].includes(r.case.scenario));
+  return [
+    `Run of ${meta.date} (${meta.machine}; ${meta.versions}; ${meta.seconds} s).`,
+    "The full tables, S3 and S4 included, are in [bench/results.md](bench/results.md); every number",
+    "is in `bench/results.json`.",
+    "",
+    mainTable(main),
+    "",
+    ...targetLines(results),
+  ].join("\n");
+}
+
+function targetLines(results: RunResults): string[] {
+  return results.targets.map(
+    (t) => `- ${t.met ? "✅ met" : "❌ MISSED"}: ${t.target}. ${t.detail}.`,
+  );
+}
 
 function mainTable(rows: readonly CaseResult[]): string {
   const lines = [

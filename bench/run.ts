@@ -8,7 +8,8 @@ import { DEFAULT_POLICY } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
 import { type PythonJob, runPython } from "./python";
-import { markdownReport } from "./report";
+import { updateReadme } from "./readme";
+import { markdownReport, readmeSummary } from "./report";
 import type { CaseResult, JaxStartup, RunResults } from "./results";
 import { allCases, deviceIds } from "./scenarios";
 import { checkTargets } from "./targets";
@@ -125,6 +126,9 @@ async function main(): Promise<void> {
     `# colocated-wire benchmark results\n\n${report}\n`,
   );
   writeFileSync(path.join(outDir, "plot.svg"), plotSvg(cases));
+  // Only a full run into bench/ stands for the project: the README shows that one.
+  if (!options.quick && !options.out)
+    updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
   console.log(report);
   console.log(
     `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
