@@ -23,6 +23,7 @@ import {
   deviceIdsProblem,
   gspmdDevicesProblem,
   leafShardingProblem,
+  logicalIdsProblem,
   meshProblem,
   type Problem,
   shapeProblem,
@@ -191,16 +192,7 @@ function tileProblem(
       detail: `tile dims hold ${size} devices, but ${ids.length} are given`,
     };
   }
-  const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= deviceCount);
-  if (bad !== undefined) {
-    return {
-      code: "invalid-value",
-      detail: `logical device ${bad} is not in a list of ${deviceCount}`,
-    };
-  }
-  return new Set(ids).size === ids.length
-    ? undefined
-    : { code: "duplicate-device", detail: "a logical device appears twice in the tile assignment" };
+  return logicalIdsProblem(ids, deviceCount);
 }
 
 function known<K extends string, V>(table: Record<K, V>, key: K, path: string): V {

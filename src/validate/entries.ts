@@ -25,6 +25,7 @@ import {
   deviceIdsProblem,
   gspmdDevicesProblem,
   leafShardingProblem,
+  logicalIdsProblem,
   meshProblem,
   type Problem,
   SpecAxisRules,
@@ -208,19 +209,7 @@ function checkTileAssignment(
     const detail = `${ids.length} ids for tile dims holding ${size}`;
     throw new DecodeError(idsPath, "invalid-value", detail);
   }
-  const beyond = ids.findIndex((id) => id >= deviceCount);
-  if (beyond >= 0) {
-    const detail = `logical device ${ids[beyond]} is not in a list of ${deviceCount}`;
-    throw new DecodeError(`${idsPath}[${beyond}]`, "invalid-value", detail);
-  }
-  const seen = new Set<number>();
-  for (const [i, id] of ids.entries()) {
-    if (seen.has(id)) {
-      const detail = `logical device ${id} appears twice`;
-      throw new DecodeError(`${idsPath}[${i}]`, "duplicate-device", detail);
-    }
-    seen.add(id);
-  }
+  raise(idsPath, logicalIdsProblem(ids, deviceCount));
   return { dims: [...dims], devices: [...ids] };
 }
 

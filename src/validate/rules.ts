@@ -71,6 +71,30 @@ export function deviceIdsProblem(ids: ArrayLike<number>): Problem | undefined {
   return undefined;
 }
 
+/** Checks a tile assignment's logical devices: positions in a list of `deviceCount`, distinct. */
+export function logicalIdsProblem(
+  ids: readonly number[],
+  deviceCount: number,
+): Problem | undefined {
+  const beyond = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= deviceCount);
+  if (beyond >= 0) {
+    const detail = `logical device ${ids[beyond]} is not in a list of ${deviceCount}`;
+    return { code: "invalid-value", detail, at: `[${beyond}]` };
+  }
+  const seen = new Set<number>();
+  for (const [i, id] of ids.entries()) {
+    if (seen.has(id)) {
+      return {
+        code: "duplicate-device",
+        detail: `logical device ${id} appears twice`,
+        at: `[${i}]`,
+      };
+    }
+    seen.add(id);
+  }
+  return undefined;
+}
+
 /** Where an axis of a PartitionSpec sits: in an entry, or in the unreduced or reduced set. */
 export type AxisRole = "partition" | "unreduced" | "reduced";
 
