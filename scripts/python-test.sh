@@ -7,8 +7,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/python-env.sh
 VENV="$ROOT/.venv/bin"
-"$VENV/ruff" check python
-"$VENV/ruff" format --check python
+"$VENV/ruff" check python bench
+"$VENV/ruff" format --check python bench
 PYTHON="$VENV/python" bash scripts/python-generate.sh --check
 export JAX_PLATFORMS=cpu
 export XLA_FLAGS="--xla_force_host_platform_device_count=1024"
