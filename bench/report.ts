@@ -18,6 +18,7 @@ export function markdownReport(results: RunResults): string {
     "",
     ...SIDE_ORDER.map((s) => `- (${s}) ${SIDES[s]}`),
     "",
+    ...defaultScenarioSection(results),
     "### S1 and S2",
     "",
     mainTable(main),
@@ -42,6 +43,23 @@ const NAMES: Record<SideId, string> = {
   d2: "(d2) per-leaf pickle",
 };
 
+function defaultScenarioSection(results: RunResults): string[] {
+  const { description, inputSpecs, program } = results.defaultScenario;
+  const row = (name: string, p: typeof program) =>
+    `| ${name} | ${formatCount(p.bytes)} B | ${formatMs(p.encode.medianMs)} | ${formatMs(p.decode.medianMs)} |`;
+  return [
+    "### The default scenario",
+    "",
+    `TypeScript only: ${description}.`,
+    "",
+    "| payload | size | encode | decode + lift |",
+    "| --- | ---: | ---: | ---: |",
+    row("input specs (`encodeSpecs`)", inputSpecs),
+    row("whole program (`encodeProgram`)", program),
+    "",
+  ];
+}
+
 /** The README's summary of a run: when and where, S1 and S2, and every target. */
 export function readmeSummary(results: RunResults): string {
   const { meta } = results;
@@ -51,6 +69,7 @@ export function readmeSummary(results: RunResults): string {
     "The full tables, S3 and S4 included, are in [bench/results.md](bench/results.md); every number",
     "is in `bench/results.json`.",
     "",
+    ...defaultScenarioSection(results),
     mainTable(main),
     "",
     ...targetLines(results),

@@ -1,3 +1,4 @@
+import type { DefaultScenario } from "./default-scenario";
 import type { Policy, Timing } from "./measure";
 import type { Case } from "./scenarios";
 
@@ -58,6 +59,8 @@ export interface RunMeta {
 
 export interface RunResults {
   meta: RunMeta;
+  /** `npm start`'s example in TypeScript: the default scenario of the wire format. */
+  defaultScenario: DefaultScenario;
   cases: CaseResult[];
   jaxStartup: JaxStartup[];
   /** (a) and (b) must be byte-identical; a mismatch is a bug. */

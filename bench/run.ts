@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
+import { measureDefaultScenario } from "./default-scenario";
 import { DEFAULT_POLICY } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
       seconds: Math.round((Date.now() - started) / 1000),
       loadAverage: { before: loadBefore, after: os.loadavg()[0] },
     },
+    defaultScenario: measureDefaultScenario(DEFAULT_POLICY),
     cases,
     jaxStartup: startups,
     crossCheck: crossCheck(cases),
