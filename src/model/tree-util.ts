@@ -1,5 +1,5 @@
 import { EncodeError } from "../errors";
-import { PyTreeDef, type TreeNode } from "./tree";
+import { LEAF, NONE, PyTreeDef, type TreeNode } from "./tree";
 import { CustomNode, NamedTuple, Tuple } from "./tree-values";
 import { compareCodePoints } from "./value-key";
 
@@ -12,7 +12,7 @@ export function treeFlatten<T = unknown>(tree: unknown): { treedef: PyTreeDef; l
   const leaves: T[] = [];
   const visit = (value: unknown, depth: number): TreeNode => {
     if (depth > 10_000) throw new EncodeError("tree", "nested more than 10,000 levels deep");
-    if (value === null) return { kind: "none" };
+    if (value === null) return NONE;
     const children = (items: readonly unknown[]) => items.map((v) => visit(v, depth + 1));
     if (Array.isArray(value)) return { kind: "list", children: children(value) };
     if (value instanceof Tuple) return { kind: "tuple", children: children(value.items) };
@@ -29,7 +29,7 @@ export function treeFlatten<T = unknown>(tree: unknown): { treedef: PyTreeDef; l
       return { kind: "dict", keys, children: children(keys.map((k) => value[k])) };
     }
     leaves.push(value as T);
-    return { kind: "leaf" };
+    return LEAF;
   };
   return { treedef: new PyTreeDef(visit(tree, 0)), leaves };
 }

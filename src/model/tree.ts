@@ -27,6 +27,10 @@ export type TreeNode =
       readonly children: readonly TreeNode[];
     };
 
+/** The one leaf node and the one None node: they hold nothing, so every tree can share them. */
+export const LEAF: TreeNode = Object.freeze({ kind: "leaf" });
+export const NONE: TreeNode = Object.freeze({ kind: "none" });
+
 /** The kinds of container node, which have children. */
 export type ContainerNode = Extract<TreeNode, { children: readonly TreeNode[] }>;
 

@@ -1,7 +1,7 @@
 import { NodeKind, type NodeType, type TreeDef } from "../../gen/ts/colocated/v1/tree";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
-import type { TreeNode } from "../model/tree";
+import { LEAF, NONE, type TreeNode } from "../model/tree";
 import { compareCodePoints } from "../model/value-key";
 import { fieldNameProblem } from "./python-names";
 
@@ -48,10 +48,10 @@ export function checkTreeDef(message: TreeDef, path: string, limits: DecodeLimit
     let arity = 0;
     switch (kinds[i]) {
       case NodeKind.NODE_KIND_LEAF:
-        node = { kind: "leaf" };
+        node = LEAF;
         break;
       case NodeKind.NODE_KIND_NONE:
-        node = { kind: "none" };
+        node = NONE;
         break;
       case NodeKind.NODE_KIND_TUPLE:
       case NodeKind.NODE_KIND_LIST:
