@@ -1,7 +1,7 @@
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
 export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
-export { DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
+export { DECODE_ERROR_CODES, DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
 export { payloadFromJson, payloadKindOf, payloadToJson } from "./json-form";
 export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";

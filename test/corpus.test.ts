@@ -1,28 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DecodeError, decodeProgram, decodeSpecs } from "../src";
+import { DECODE_ERROR_CODES, DecodeError, decodeProgram, decodeSpecs } from "../src";
 import { CORPUS_CASES, type CorpusCase } from "./corpus-cases";
 
 // UPDATE_CORPUS=1 npx jest test/corpus.test.ts rewrites the files from corpus-cases.ts.
 const DIR = join(__dirname, "corpus", "bad");
-const CODES = [
-  "malformed",
-  "unsupported-version",
-  "wrong-payload-kind",
-  "missing",
-  "reference-out-of-range",
-  "forward-reference",
-  "wrong-entry-kind",
-  "unknown-enum",
-  "invalid-mesh",
-  "duplicate-device",
-  "invalid-iota",
-  "unknown-axis",
-  "repeated-axis",
-  "invalid-tree",
-  "invalid-value",
-  "limit-exceeded",
-];
+const CODES = DECODE_ERROR_CODES;
 
 function expectation({ decoder, path, code }: CorpusCase): string {
   return `${JSON.stringify({ decoder, path, code }, null, 2)}\n`;

@@ -12,18 +12,11 @@ import pathlib
 import subprocess
 import sys
 
+from fuzzing import varint
+
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "test" / "corpus" / "bad"
 HEADER = bytes([0x0A, 4, 0x08, 1, 0x18, 1])  # major 1, kind specs
 HEADROOM = 256 * 1024 * 1024
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def field(number: int, content: bytes) -> bytes:

@@ -49,7 +49,7 @@ export function inspectPayload(bytes: Uint8Array): Inspection {
     inlined.push(rows[index].bytes + refs.reduce((sum, ref) => sum + inlined[ref], 0));
   });
   let inlinedBytes = bytes.length;
-  const tableBytes = entries.reduce((sum, entry) => sum + Entry.encode(entry).finish().length, 0);
+  const tableBytes = rows.reduce((sum, row) => sum + row.bytes, 0);
   inlinedBytes -= tableBytes;
   for (const { ref, where, leaf } of referrers) {
     if (leaf) rows[ref].leaves[where] = (rows[ref].leaves[where] ?? 0) + 1;

@@ -20,8 +20,16 @@ import {
 } from "../validate/entries";
 import { References } from "../validate/reference";
 
-/** Lifts a table in one forward pass: one model object per entry, shared by every reference. */
-export function liftTable(table: SharedObjectTable | undefined, limits: DecodeLimits): References {
+/**
+ * Lifts a table in one forward pass: one model object per entry, shared by every reference.
+ * With `carryUnknown` (the payload has fields of a newer minor version), each object that
+ * came from an entry holding such fields remembers it, so encoding writes them back.
+ */
+export function liftTable(
+  table: SharedObjectTable | undefined,
+  limits: DecodeLimits,
+  carryUnknown: boolean,
+): References {
   if (!table) throw new DecodeError("table", "missing", "a payload needs its table");
   const { entries } = table;
   if (entries.length > limits.maxTableEntries) {
@@ -35,7 +43,9 @@ export function liftTable(table: SharedObjectTable | undefined, limits: DecodeLi
   const refs = new References(lifted, entries.length);
   entries.forEach((entry, index) => {
     const object = liftEntry(entry, { index, path: `table[${index}]`, refs, limits });
-    if (!(object instanceof UnknownEntry) && hasUnknownFields(entry)) rememberEntry(object, entry);
+    if (carryUnknown && !(object instanceof UnknownEntry) && hasUnknownFields(entry)) {
+      rememberEntry(object, entry);
+    }
     lifted.push(object);
   });
   return refs;

@@ -27,7 +27,7 @@ export function parsePayload<T>(
   kind: PayloadKind,
   bytes: Uint8Array,
   options: DecodeOptions & { limits: DecodeLimits },
-): T {
+): { message: T; unknownFields: number } {
   const { maxPayloadBytes } = options.limits;
   if (bytes.length > maxPayloadBytes) {
     const detail = `${bytes.length} bytes pass the limit of ${maxPayloadBytes}`;
@@ -36,12 +36,12 @@ export function parsePayload<T>(
   // The wire scan comes first, so nothing is built of what the limits refuse.
   checkWire(bytes, "PayloadEnvelope", options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
-  checkWire(
+  const unknownFields = checkWire(
     bytes,
     kind === PayloadKind.PAYLOAD_KIND_SPECS ? "SpecsPayload" : "ProgramPayload",
     options.limits,
   );
-  return parse(type, bytes);
+  return { message: parse(type, bytes), unknownFields };
 }
 
 /** Reads strings as protobuf requires them, valid UTF-8, as Python's runtime does. */

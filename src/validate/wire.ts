@@ -11,8 +11,10 @@ import { type MessageName, WIRE_SCHEMA, type WireField } from "./wire-schema";
  * length past its message, a cut varint, or a singular field given twice is `malformed`.
  * python/colocated_wire/wire.py is the same scan.
  */
-export function checkWire(bytes: Uint8Array, root: MessageName, limits: DecodeLimits): void {
-  new WireScan(bytes, limits).message(root, bytes.length, undefined);
+export function checkWire(bytes: Uint8Array, root: MessageName, limits: DecodeLimits): number {
+  const scan = new WireScan(bytes, limits);
+  scan.message(root, bytes.length, undefined);
+  return scan.unknownFields;
 }
 
 const MAX_GROUP_DEPTH = 32;
@@ -35,6 +37,11 @@ function pathOf(link: PathLink | undefined): string {
 class WireScan {
   #pos = 0;
   #unknown = 0;
+
+  /** How many unknown fields the scan met, fields of a newer minor version. */
+  get unknownFields(): number {
+    return this.#unknown;
+  }
 
   constructor(
     readonly bytes: Uint8Array,
