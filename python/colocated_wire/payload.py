@@ -74,7 +74,9 @@ def parse_payload(
     kind: int,
     limits: DecodeLimits,
     max_minor_version: int | None = None,
-) -> Message:
+) -> tuple[Message, int]:
+    """The parsed payload, after the wire scan and the header check, and its count of unknown
+    fields (fields of a newer minor version, which deserializing then remembers)."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"a payload is bytes, not {type(data).__name__}")
     data = bytes(data)
@@ -88,5 +90,5 @@ def parse_payload(
     check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
     envelope = _parse(payload_pb2.PayloadEnvelope, data)
     check_header(envelope.header if envelope.HasField("header") else None, kind, max_minor_version)
-    check_wire(data, cls.DESCRIPTOR, limits)
-    return _parse(cls, data)
+    unknown_fields = check_wire(data, cls.DESCRIPTOR, limits)
+    return _parse(cls, data), unknown_fields

@@ -25,7 +25,6 @@ from colocated_wire.payload import header, parse_payload, to_bytes
 from colocated_wire.pickling import pickle_function, unpickle_function
 from colocated_wire.provenance import Origin, carry, origin_of, remember, seeded_table
 from colocated_wire.specs import lift_specs, lower_specs, validate_specs
-from colocated_wire.unknown_fields import has_unknown_fields
 from colocated_wire.validate import check_ref, validate_table
 
 _DEVICE_LIST = frozenset({"device_list"})
@@ -111,10 +110,11 @@ def deserialize_program(
 
     A pickled function is unpickled only if `allow_pickle`; otherwise `fun`
     is an `UnloadedFunction` that raises when called. A function by name is
-    imported, from `allowed_modules` only when that is given (else LiftError).
+    imported only from `allowed_modules`; without them, only a module already
+    imported resolves (else LiftError).
     """
     limits = limits or DEFAULT_LIMITS
-    msg = parse_payload(
+    msg, unknown_fields = parse_payload(
         data,
         payload_pb2.ProgramPayload,
         payload_pb2.PAYLOAD_KIND_PROGRAM,
@@ -150,7 +150,7 @@ def deserialize_program(
         out_treedef, out_leaves = lift_specs(msg.output_specs, out_shape, objects)
     fun = _lift_function(msg.function, case, objects, allow_pickle, allowed_modules)
     devices = objects[msg.devices]
-    if has_unknown_fields(msg):
+    if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
         in_leaves = remember(in_leaves, Origin(msg, objects, returned))
     return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)

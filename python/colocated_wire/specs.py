@@ -22,7 +22,6 @@ from colocated_wire.lower import TableBuilder
 from colocated_wire.payload import header, parse_payload, to_bytes
 from colocated_wire.provenance import Origin, carry, origin_of, remember, seeded_table
 from colocated_wire.treedef import TreeShape, lift_treedef, lower_treedef, validate_treedef
-from colocated_wire.unknown_fields import has_unknown_fields
 from colocated_wire.validate import ValidatedTable, check_ref, validate_table
 
 _ARRAY_SPEC = frozenset({"array_spec"})
@@ -85,7 +84,7 @@ def deserialize_specs(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes."""
     limits = limits or DEFAULT_LIMITS
-    msg = parse_payload(
+    msg, unknown_fields = parse_payload(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
     vt = validate_table(msg.table if msg.HasField("table") else None, limits)
@@ -94,6 +93,6 @@ def deserialize_specs(
     shape = validate_specs(msg.specs, "specs", vt, limits)
     objects = lift_table(vt)
     treedef, leaves = lift_specs(msg.specs, shape, objects)
-    if has_unknown_fields(msg):
+    if unknown_fields:
         leaves = remember(leaves, Origin(msg, objects, (treedef,)))
     return treedef, leaves

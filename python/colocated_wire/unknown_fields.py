@@ -14,14 +14,6 @@ from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 
-def has_unknown_fields(msg: Message) -> bool:
-    """Whether the message or any message inside it has unknown fields."""
-    known = type(msg)()
-    known.CopyFrom(msg)
-    known.DiscardUnknownFields()  # recursive, in the runtime
-    return known.ByteSize() != msg.ByteSize()
-
-
 def graft_unknown_fields(src: Message, dst: Message, skip: frozenset[str] = frozenset()) -> None:
     """Copies the unknown fields of `src` and its sub-messages onto the matching ones of `dst`.
 

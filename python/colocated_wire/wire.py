@@ -74,9 +74,12 @@ def _fields(desc: Descriptor) -> dict[int, _Field]:
     return out
 
 
-def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> None:
-    """Raises DecodeError if `data` is not a well-formed `root` within the limits."""
-    _Scan(data, limits).message(root, 0, len(data), None)
+def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
+    """The number of unknown fields in `data`; DecodeError if it is not a well-formed `root`
+    within the limits."""
+    scan = _Scan(data, limits)
+    scan.message(root, 0, len(data), None)
+    return scan.unknown
 
 
 def _malformed(detail: str) -> DecodeError:
