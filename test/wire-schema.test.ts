@@ -13,10 +13,10 @@ interface FieldDescriptor {
 
 const ROOT = join(__dirname, "..");
 const PYTHON_NAMES: Record<string, string> = {
-  maxTableEntries: "table_entries",
-  maxDevicesPerList: "devices_per_list",
-  maxRank: "mesh_rank",
-  maxTreeNodes: "tree_nodes",
+  maxTableEntries: "max_table_entries",
+  maxDevicesPerList: "max_devices_per_list",
+  maxRank: "max_rank",
+  maxTreeNodes: "max_tree_nodes",
 };
 
 /** The schema's messages as buf compiles them from proto/. */
@@ -62,7 +62,7 @@ describe("the wire scan's schema", () => {
   });
 
   test("Python limits the same repeated fields by the same limits", () => {
-    const source = readFileSync(join(ROOT, "python", "colocated_wire", "wire.py"), "utf8");
+    const source = readFileSync(join(ROOT, "python", "colocated_wire", "wire_scan.py"), "utf8");
     const python = Object.fromEntries(
       [...source.matchAll(/^ {4}"(\w+\.\w+)": "(\w+)",$/gm)].map((m) => [m[1], m[2]]),
     );

@@ -55,11 +55,11 @@ def lower_device_ids(ids: Sequence[int] | np.ndarray) -> table_pb2.DeviceList:
 def check_iota_layout(io: table_pb2.Iota, path: str, limits: DecodeLimits) -> None:
     """An iota's rank is within the limits and its perm is a permutation of its dims."""
     dims, perm = io.reshape_dims, io.transpose_perm
-    if len(dims) > limits.mesh_rank:
+    if len(dims) > limits.max_rank:
         raise DecodeError(
             f"{path}.reshape_dims",
             "limit-exceeded",
-            f"{len(dims)} dims exceed the limit of {limits.mesh_rank}",
+            f"{len(dims)} dims exceed the limit of {limits.max_rank}",
         )
     if len(dims) != len(perm):
         raise DecodeError(
@@ -93,11 +93,11 @@ def decode_device_ids(msg: table_pb2.DeviceList, path: str, limits: DecodeLimits
         io = msg.iota.iota
         check_iota_layout(io, f"{ipath}.iota", limits)
         size = int(np.prod(list(io.reshape_dims), dtype=object))
-        if size > limits.devices_per_list:
+        if size > limits.max_devices_per_list:
             raise DecodeError(
                 f"{ipath}.iota.reshape_dims",
                 "limit-exceeded",
-                f"{size} devices exceed the limit of {limits.devices_per_list}",
+                f"{size} devices exceed the limit of {limits.max_devices_per_list}",
             )
         if size and msg.iota.offset + size - 1 > INT32_MAX:
             raise DecodeError(f"{ipath}.offset", "invalid-value", "device ids exceed 2**31 - 1")
@@ -111,11 +111,11 @@ def decode_device_ids(msg: table_pb2.DeviceList, path: str, limits: DecodeLimits
         count = len(msg.delta.deltas)
     else:
         raise DecodeError(f"{path}.ids", "missing", "a device list has no ids")
-    if count > limits.devices_per_list:
+    if count > limits.max_devices_per_list:
         raise DecodeError(
             cpath,
             "limit-exceeded",
-            f"{count} devices exceed the limit of {limits.devices_per_list}",
+            f"{count} devices exceed the limit of {limits.max_devices_per_list}",
         )
     if case == "plain":
         ids = np.asarray(msg.plain.ids, dtype=np.int64)

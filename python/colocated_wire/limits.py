@@ -12,13 +12,13 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class DecodeLimits:
-    payload_bytes: int = 64 * 1024 * 1024
-    table_entries: int = 1_000_000
-    devices_per_list: int = 4_194_304
-    mesh_rank: int = 64
-    tree_nodes: int = 10_000_000
-    tree_depth: int = 1_000
-    unknown_fields: int = 1_000_000  # fields of a newer minor version in one payload
+    max_payload_bytes: int = 64 * 1024 * 1024
+    max_table_entries: int = 1_000_000
+    max_devices_per_list: int = 4_194_304
+    max_rank: int = 64
+    max_tree_nodes: int = 10_000_000
+    max_tree_depth: int = 1_000
+    max_unknown_fields: int = 1_000_000  # fields of a newer minor version in one payload
 
 
 DEFAULT_LIMITS = DecodeLimits()

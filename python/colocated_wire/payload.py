@@ -19,7 +19,7 @@ from colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
-from colocated_wire.wire import check_wire
+from colocated_wire.wire_scan import check_wire
 
 KIND_NAMES = {
     payload_pb2.PAYLOAD_KIND_SPECS: "SpecsPayload",
@@ -80,11 +80,11 @@ def parse_payload(
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"a payload is bytes, not {type(data).__name__}")
     data = bytes(data)
-    if len(data) > limits.payload_bytes:
+    if len(data) > limits.max_payload_bytes:
         raise DecodeError(
             "payload",
             "limit-exceeded",
-            f"{len(data)} bytes exceed the limit of {limits.payload_bytes}",
+            f"{len(data)} bytes exceed the limit of {limits.max_payload_bytes}",
         )
     # The wire scan comes first, so nothing is built of what the limits refuse.
     check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)

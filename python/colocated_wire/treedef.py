@@ -188,9 +188,9 @@ class TreeShape:
 def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> TreeShape:
     kinds = msg.kinds
     n = len(kinds)
-    if n > limits.tree_nodes:
+    if n > limits.max_tree_nodes:
         raise DecodeError(
-            f"{path}.kinds", "limit-exceeded", f"{n} nodes exceed the limit of {limits.tree_nodes}"
+            f"{path}.kinds", "limit-exceeded", f"{n} nodes exceed the limit of {limits.max_tree_nodes}"
         )
     if n == 0:
         raise DecodeError(f"{path}.kinds", "invalid-tree", "a tree has no nodes")
@@ -275,11 +275,11 @@ def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> 
             nodes.append(Node(kind, arity, keys, node_type, data))
             if arity:
                 pending.append(arity)
-                if len(pending) > limits.tree_depth:
+                if len(pending) > limits.max_tree_depth:
                     raise DecodeError(
                         f"{path}.kinds[{i}]",
                         "limit-exceeded",
-                        f"tree depth exceeds the limit of {limits.tree_depth}",
+                        f"tree depth exceeds the limit of {limits.max_tree_depth}",
                     )
         while pending and pending[-1] == 0:
             pending.pop()

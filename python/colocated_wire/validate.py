@@ -93,11 +93,11 @@ def validate_table(
     if table is None:
         raise DecodeError(path, "missing", "a payload needs its table")
     n = len(table.entries)
-    if n > limits.table_entries:
+    if n > limits.max_table_entries:
         raise DecodeError(
             f"{path}.entries",
             "limit-exceeded",
-            f"{n} entries exceed the limit of {limits.table_entries}",
+            f"{n} entries exceed the limit of {limits.max_table_entries}",
         )
     vt = ValidatedTable(table, [], {}, {})
     for i, entry in enumerate(table.entries):
@@ -124,11 +124,11 @@ def validate_table(
 def _mesh(m: table_pb2.Mesh, path: str, vt: ValidatedTable, i: int, limits) -> None:
     dl = _required_ref(m, "device_list", f"{path}.device_list", vt, {"device_list"}, i)
     sizes, names, types = list(m.axis_sizes), list(m.axis_names), list(m.axis_types)
-    if len(sizes) > limits.mesh_rank:
+    if len(sizes) > limits.max_rank:
         raise DecodeError(
             f"{path}.axis_sizes",
             "limit-exceeded",
-            f"rank {len(sizes)} exceeds the limit of {limits.mesh_rank}",
+            f"rank {len(sizes)} exceeds the limit of {limits.max_rank}",
         )
     for k, t in enumerate(types):
         if t not in _AXIS_TYPES:
@@ -255,14 +255,14 @@ def _trailing_tile_dims(g: table_pb2.GspmdSharding, path: str, rank: int) -> Non
 
 def _tile_ids(ta: table_pb2.TileAssignment, path: str, kind: int, count: int, limits):
     dims = list(ta.dims)
-    if len(dims) > limits.mesh_rank:
+    if len(dims) > limits.max_rank:
         raise DecodeError(
-            f"{path}.dims", "limit-exceeded", f"{len(dims)} dims exceed {limits.mesh_rank}"
+            f"{path}.dims", "limit-exceeded", f"{len(dims)} dims exceed {limits.max_rank}"
         )
     size = int(np.prod(dims, dtype=object))
-    if size > limits.devices_per_list:
+    if size > limits.max_devices_per_list:
         raise DecodeError(
-            f"{path}.dims", "limit-exceeded", f"{size} tiles exceed {limits.devices_per_list}"
+            f"{path}.dims", "limit-exceeded", f"{size} tiles exceed {limits.max_devices_per_list}"
         )
     if kind == table_pb2.SHARDING_TYPE_MAXIMAL and size != 1:
         raise DecodeError(f"{path}.dims", "invalid-value", f"a maximal sharding has {size} tiles")
@@ -300,11 +300,11 @@ def _tile_ids(ta: table_pb2.TileAssignment, path: str, kind: int, count: int, li
 
 
 def _array_spec(a: table_pb2.ArraySpec, path: str, vt: ValidatedTable, i: int, limits) -> None:
-    if len(a.shape) > limits.mesh_rank:
+    if len(a.shape) > limits.max_rank:
         raise DecodeError(
             f"{path}.shape",
             "limit-exceeded",
-            f"rank {len(a.shape)} exceeds the limit of {limits.mesh_rank}",
+            f"rank {len(a.shape)} exceeds the limit of {limits.max_rank}",
         )
     for k, d in enumerate(a.shape):
         if d > MAX_DIM:

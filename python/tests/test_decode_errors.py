@@ -322,22 +322,22 @@ def test_program_decode_errors(devices, base):
 
 
 def test_limits(base):
-    expect(base, "limit-exceeded", "payload", DecodeLimits(payload_bytes=10))
-    expect(base, "limit-exceeded", "table.entries", DecodeLimits(table_entries=3))
+    expect(base, "limit-exceeded", "payload", DecodeLimits(max_payload_bytes=10))
+    expect(base, "limit-exceeded", "table.entries", DecodeLimits(max_table_entries=3))
     # Counts of repeated fields are checked by the wire scan, before any entry.
     expect(
         base,
         "limit-exceeded",
         "table[7].gspmd_sharding.tile_assignment.explicit.ids",
-        DecodeLimits(devices_per_list=4),
+        DecodeLimits(max_devices_per_list=4),
     )
-    expect(base, "limit-exceeded", "table[1].mesh.axis_sizes", DecodeLimits(mesh_rank=1))
-    expect(base, "limit-exceeded", "specs.treedef.kinds", DecodeLimits(tree_nodes=5))
-    expect(base, "limit-exceeded", "specs.treedef.kinds[2]", DecodeLimits(tree_depth=1))
+    expect(base, "limit-exceeded", "table[1].mesh.axis_sizes", DecodeLimits(max_rank=1))
+    expect(base, "limit-exceeded", "specs.treedef.kinds", DecodeLimits(max_tree_nodes=5))
+    expect(base, "limit-exceeded", "specs.treedef.kinds[2]", DecodeLimits(max_tree_depth=1))
     # Explicit lists are limited too.
     data = mutate(base, lambda m: set_plain(m, 0, list(range(8))))
     expect(
-        data, "limit-exceeded", "table[0].device_list.plain.ids", DecodeLimits(devices_per_list=4)
+        data, "limit-exceeded", "table[0].device_list.plain.ids", DecodeLimits(max_devices_per_list=4)
     )
 
 

@@ -3,7 +3,7 @@ import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocate
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { SCHEMA_MAJOR_VERSION } from "../version";
-import { checkWire } from "./wire";
+import { checkWire } from "../wire-scan";
 
 /** Options every decode accepts. */
 export interface DecodeOptions {

@@ -1,6 +1,6 @@
-import { DecodeError } from "../errors";
-import type { DecodeLimits } from "../limits";
-import { type MessageName, WIRE_SCHEMA, type WireField } from "./wire-schema";
+import { DecodeError } from "./errors";
+import type { DecodeLimits } from "./limits";
+import { type MessageName, WIRE_SCHEMA, type WireField } from "./validate/wire-schema";
 
 /**
  * Scans payload bytes against the schema before any message is built, so that nothing is
@@ -9,7 +9,7 @@ import { type MessageName, WIRE_SCHEMA, type WireField } from "./wire-schema";
  * The scan is also the one judge of the wire format, for both languages alike (Python's
  * runtime is strict where ts-proto's is lenient): a field number of 0, a stray end-group, a
  * length past its message, a cut varint, or a singular field given twice is `malformed`.
- * python/colocated_wire/wire.py is the same scan.
+ * python/colocated_wire/wire_scan.py is the same scan.
  */
 export function checkWire(bytes: Uint8Array, root: MessageName, limits: DecodeLimits): number {
   const scan = new WireScan(bytes, limits);

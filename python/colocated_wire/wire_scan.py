@@ -5,7 +5,7 @@ values, and parsing builds all of them before any limit is looked at. The
 scan walks the bytes first and refuses, with `limit-exceeded`, a repeated
 field whose count passes its limit (table entries, tree nodes, device ids,
 ranks) and more unknown fields than allowed. It is also the one judge of the
-wire format, the same in both languages (src/validate/wire.ts): a field
+wire format, the same in both languages (src/wire-scan.ts): a field
 number of 0, a stray end-group, a length past its message, a cut varint, or
 a singular field given twice is `malformed`.
 """
@@ -25,32 +25,32 @@ _HIGH_BYTES = bytes(range(0x80, 0x100))
 
 # The limit on each repeated field's count in one message, by "Message.field".
 LIMITS = {
-    "Specs.leaves": "tree_nodes",
-    "PickledFunction.refs": "table_entries",
-    "SharedObjectTable.entries": "table_entries",
-    "Iota.reshape_dims": "mesh_rank",
-    "Iota.transpose_perm": "mesh_rank",
-    "PlainDeviceIds.ids": "devices_per_list",
-    "DeltaDeviceIds.deltas": "devices_per_list",
-    "Mesh.axis_sizes": "mesh_rank",
-    "Mesh.axis_names": "mesh_rank",
-    "Mesh.axis_types": "mesh_rank",
-    "PartitionSpecEntry.axes": "mesh_rank",
-    "PartitionSpec.entries": "mesh_rank",
-    "PartitionSpec.unreduced": "mesh_rank",
-    "PartitionSpec.reduced": "mesh_rank",
-    "TileAssignment.dims": "mesh_rank",
-    "LogicalDeviceIds.ids": "devices_per_list",
-    "GspmdSharding.last_tile_dims": "mesh_rank",
-    "ArraySpec.shape": "mesh_rank",
-    "TreeDef.kinds": "tree_nodes",
-    "TreeDef.arities": "tree_nodes",
-    "TreeDef.strings": "tree_nodes",
-    "TreeDef.dict_keys": "tree_nodes",
-    "TreeDef.node_types": "tree_nodes",
-    "TreeDef.type_refs": "tree_nodes",
-    "TreeDef.node_data": "tree_nodes",
-    "NodeType.fields": "tree_nodes",
+    "Specs.leaves": "max_tree_nodes",
+    "PickledFunction.refs": "max_table_entries",
+    "SharedObjectTable.entries": "max_table_entries",
+    "Iota.reshape_dims": "max_rank",
+    "Iota.transpose_perm": "max_rank",
+    "PlainDeviceIds.ids": "max_devices_per_list",
+    "DeltaDeviceIds.deltas": "max_devices_per_list",
+    "Mesh.axis_sizes": "max_rank",
+    "Mesh.axis_names": "max_rank",
+    "Mesh.axis_types": "max_rank",
+    "PartitionSpecEntry.axes": "max_rank",
+    "PartitionSpec.entries": "max_rank",
+    "PartitionSpec.unreduced": "max_rank",
+    "PartitionSpec.reduced": "max_rank",
+    "TileAssignment.dims": "max_rank",
+    "LogicalDeviceIds.ids": "max_devices_per_list",
+    "GspmdSharding.last_tile_dims": "max_rank",
+    "ArraySpec.shape": "max_rank",
+    "TreeDef.kinds": "max_tree_nodes",
+    "TreeDef.arities": "max_tree_nodes",
+    "TreeDef.strings": "max_tree_nodes",
+    "TreeDef.dict_keys": "max_tree_nodes",
+    "TreeDef.node_types": "max_tree_nodes",
+    "TreeDef.type_refs": "max_tree_nodes",
+    "TreeDef.node_data": "max_tree_nodes",
+    "NodeType.fields": "max_tree_nodes",
 }
 
 
@@ -176,8 +176,8 @@ class _Scan:
     def skip_unknown(self, number, wire_type, pos, end, path, depth) -> int:
         if depth == 0:
             self.unknown += 1
-            if self.unknown > self.limits.unknown_fields:
-                detail = f"more than {self.limits.unknown_fields} unknown fields"
+            if self.unknown > self.limits.max_unknown_fields:
+                detail = f"more than {self.limits.max_unknown_fields} unknown fields"
                 raise DecodeError(_path(path) or "payload", "limit-exceeded", detail)
         if wire_type == 0:
             return self.varint(pos, end, 10)[1]
