@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Fails when gen/ is not what `buf generate` makes from proto/ (TypeScript and Python alike).
+# Fails when the generated code is not what the generators make from proto/: gen/ts (ts-proto's
+# messages), gen/es (protoc-gen-es's descriptors, with the custom options) and python/colocated.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npx buf generate
-if [[ -n "$(git status --porcelain -- gen)" ]]; then
+for dir in gen/ts gen/es; do
+  if [[ ! -d "$dir" ]]; then
+    echo "check-generated: buf generate wrote no $dir" >&2
+    exit 1
+  fi
+done
+if [[ -n "$(git status --porcelain --untracked-files=all -- gen)" ]]; then
   echo "check-generated: gen/ differs from what buf generate makes; run 'npm run generate' and commit:" >&2
-  git status --porcelain -- gen >&2
+  git status --porcelain --untracked-files=all -- gen >&2
   exit 1
 fi
-echo "check-generated: gen/ is up to date"
+echo "check-generated: gen/ts and gen/es are up to date"
+bash scripts/python-generate.sh --check

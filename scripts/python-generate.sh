@@ -7,7 +7,8 @@
 #
 # grpc_tools writes a *_pb2_grpc.py for every file it is given with
 # --grpc_python_out, services or not, so gRPC stubs are generated only for the
-# .proto files that declare a service.
+# .proto files that declare a service. grpc_tools finds descriptor.proto (imported by
+# limit.proto for its custom options) among the well-known protos it bundles.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"

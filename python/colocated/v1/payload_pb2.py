@@ -22,33 +22,38 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from colocated.v1 import limit_pb2 as colocated_dot_v1_dot_limit__pb2
 from colocated.v1 import table_pb2 as colocated_dot_v1_dot_table__pb2
 from colocated.v1 import tree_pb2 as colocated_dot_v1_dot_tree__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63olocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/table.proto\x1a\x17\x63olocated/v1/tree.proto\"_\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"?\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x0e\n\x06leaves\x18\x02 \x03(\r\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"/\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x0c\n\x04refs\x18\x02 \x03(\r\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices*]\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63olocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/limit.proto\x1a\x18\x63olocated/v1/table.proto\x1a\x17\x63olocated/v1/tree.proto\"_\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"G\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x16\n\x06leaves\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"7\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices*]\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'colocated.v1.payload_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PAYLOADKIND']._serialized_start=937
-  _globals['_PAYLOADKIND']._serialized_end=1030
-  _globals['_HEADER']._serialized_start=95
-  _globals['_HEADER']._serialized_end=190
-  _globals['_PAYLOADENVELOPE']._serialized_start=192
-  _globals['_PAYLOADENVELOPE']._serialized_end=247
-  _globals['_SPECS']._serialized_start=249
-  _globals['_SPECS']._serialized_end=312
-  _globals['_SPECSPAYLOAD']._serialized_start=315
-  _globals['_SPECSPAYLOAD']._serialized_end=451
-  _globals['_FUNCTIONREF']._serialized_start=453
-  _globals['_FUNCTIONREF']._serialized_end=500
-  _globals['_PICKLEDFUNCTION']._serialized_start=502
-  _globals['_PICKLEDFUNCTION']._serialized_end=549
-  _globals['_FUNCTION']._serialized_start=551
-  _globals['_FUNCTION']._serialized_end=669
-  _globals['_PROGRAMPAYLOAD']._serialized_start=672
-  _globals['_PROGRAMPAYLOAD']._serialized_end=935
+  _globals['_SPECS'].fields_by_name['leaves']._loaded_options = None
+  _globals['_SPECS'].fields_by_name['leaves']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._loaded_options = None
+  _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._serialized_options = b'\020\001\210\265\030\002'
+  _globals['_PAYLOADKIND']._serialized_start=979
+  _globals['_PAYLOADKIND']._serialized_end=1072
+  _globals['_HEADER']._serialized_start=121
+  _globals['_HEADER']._serialized_end=216
+  _globals['_PAYLOADENVELOPE']._serialized_start=218
+  _globals['_PAYLOADENVELOPE']._serialized_end=273
+  _globals['_SPECS']._serialized_start=275
+  _globals['_SPECS']._serialized_end=346
+  _globals['_SPECSPAYLOAD']._serialized_start=349
+  _globals['_SPECSPAYLOAD']._serialized_end=485
+  _globals['_FUNCTIONREF']._serialized_start=487
+  _globals['_FUNCTIONREF']._serialized_end=534
+  _globals['_PICKLEDFUNCTION']._serialized_start=536
+  _globals['_PICKLEDFUNCTION']._serialized_end=591
+  _globals['_FUNCTION']._serialized_start=593
+  _globals['_FUNCTION']._serialized_end=711
+  _globals['_PROGRAMPAYLOAD']._serialized_start=714
+  _globals['_PROGRAMPAYLOAD']._serialized_end=977
 # @@protoc_insertion_point(module_scope)

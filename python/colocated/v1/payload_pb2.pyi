@@ -1,3 +1,4 @@
+from colocated.v1 import limit_pb2 as _limit_pb2
 from colocated.v1 import table_pb2 as _table_pb2
 from colocated.v1 import tree_pb2 as _tree_pb2
 from google.protobuf.internal import containers as _containers

@@ -22,28 +22,33 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from colocated.v1 import limit_pb2 as colocated_dot_v1_dot_limit__pb2
 from colocated.v1 import payload_pb2 as colocated_dot_v1_dot_payload__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63olocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a\x1a\x63olocated/v1/payload.proto\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"Q\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"y\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12\'\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayData\"m\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12(\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayData2\xb1\x01\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63olocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/limit.proto\x1a\x1a\x63olocated/v1/payload.proto\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"Q\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"\x7f\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12-\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\"s\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12.\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\x32\xb1\x01\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'colocated.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VERSIONRANGE']._serialized_start=72
-  _globals['_VERSIONRANGE']._serialized_end=128
-  _globals['_GETVERSIONREQUEST']._serialized_start=130
-  _globals['_GETVERSIONREQUEST']._serialized_end=193
-  _globals['_GETVERSIONRESPONSE']._serialized_start=195
-  _globals['_GETVERSIONRESPONSE']._serialized_end=276
-  _globals['_ARRAYDATA']._serialized_start=278
-  _globals['_ARRAYDATA']._serialized_end=303
-  _globals['_EXECUTEREQUEST']._serialized_start=305
-  _globals['_EXECUTEREQUEST']._serialized_end=426
-  _globals['_EXECUTERESPONSE']._serialized_start=428
-  _globals['_EXECUTERESPONSE']._serialized_end=537
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=540
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=717
+  _globals['_EXECUTEREQUEST'].fields_by_name['inputs']._loaded_options = None
+  _globals['_EXECUTEREQUEST'].fields_by_name['inputs']._serialized_options = b'\210\265\030\005'
+  _globals['_EXECUTERESPONSE'].fields_by_name['outputs']._loaded_options = None
+  _globals['_EXECUTERESPONSE'].fields_by_name['outputs']._serialized_options = b'\210\265\030\005'
+  _globals['_VERSIONRANGE']._serialized_start=98
+  _globals['_VERSIONRANGE']._serialized_end=154
+  _globals['_GETVERSIONREQUEST']._serialized_start=156
+  _globals['_GETVERSIONREQUEST']._serialized_end=219
+  _globals['_GETVERSIONRESPONSE']._serialized_start=221
+  _globals['_GETVERSIONRESPONSE']._serialized_end=302
+  _globals['_ARRAYDATA']._serialized_start=304
+  _globals['_ARRAYDATA']._serialized_end=329
+  _globals['_EXECUTEREQUEST']._serialized_start=331
+  _globals['_EXECUTEREQUEST']._serialized_end=458
+  _globals['_EXECUTERESPONSE']._serialized_start=460
+  _globals['_EXECUTERESPONSE']._serialized_end=575
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=578
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=755
 # @@protoc_insertion_point(module_scope)

@@ -22,19 +22,36 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from colocated.v1 import limit_pb2 as colocated_dot_v1_dot_limit__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63olocated/v1/tree.proto\x12\x0c\x63olocated.v1\"\xb7\x01\n\x07TreeDef\x12%\n\x05kinds\x18\x01 \x03(\x0e\x32\x16.colocated.v1.NodeKind\x12\x0f\n\x07\x61rities\x18\x02 \x03(\r\x12\x0f\n\x07strings\x18\x03 \x03(\t\x12\x11\n\tdict_keys\x18\x04 \x03(\r\x12*\n\nnode_types\x18\x05 \x03(\x0b\x32\x16.colocated.v1.NodeType\x12\x11\n\ttype_refs\x18\x06 \x03(\r\x12\x11\n\tnode_data\x18\x07 \x03(\x0c\"(\n\x08NodeType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x66ields\x18\x02 \x03(\t*\xba\x01\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eNODE_KIND_LEAF\x10\x01\x12\x12\n\x0eNODE_KIND_NONE\x10\x02\x12\x13\n\x0fNODE_KIND_TUPLE\x10\x03\x12\x12\n\x0eNODE_KIND_LIST\x10\x04\x12\x12\n\x0eNODE_KIND_DICT\x10\x05\x12\x18\n\x14NODE_KIND_NAMEDTUPLE\x10\x06\x12\x14\n\x10NODE_KIND_CUSTOM\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63olocated/v1/tree.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/limit.proto\"\xe9\x01\n\x07TreeDef\x12-\n\x05kinds\x18\x01 \x03(\x0e\x32\x16.colocated.v1.NodeKindB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\x07\x61rities\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x15\n\x07strings\x18\x03 \x03(\tB\x04\x88\xb5\x18\x05\x12\x19\n\tdict_keys\x18\x04 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x30\n\nnode_types\x18\x05 \x03(\x0b\x32\x16.colocated.v1.NodeTypeB\x04\x88\xb5\x18\x05\x12\x19\n\ttype_refs\x18\x06 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\tnode_data\x18\x07 \x03(\x0c\x42\x04\x88\xb5\x18\x05\".\n\x08NodeType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x06\x66ields\x18\x02 \x03(\tB\x04\x88\xb5\x18\x05*\xba\x01\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eNODE_KIND_LEAF\x10\x01\x12\x12\n\x0eNODE_KIND_NONE\x10\x02\x12\x13\n\x0fNODE_KIND_TUPLE\x10\x03\x12\x12\n\x0eNODE_KIND_LIST\x10\x04\x12\x12\n\x0eNODE_KIND_DICT\x10\x05\x12\x18\n\x14NODE_KIND_NAMEDTUPLE\x10\x06\x12\x14\n\x10NODE_KIND_CUSTOM\x10\x07\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'colocated.v1.tree_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_NODEKIND']._serialized_start=270
-  _globals['_NODEKIND']._serialized_end=456
-  _globals['_TREEDEF']._serialized_start=42
-  _globals['_TREEDEF']._serialized_end=225
-  _globals['_NODETYPE']._serialized_start=227
-  _globals['_NODETYPE']._serialized_end=267
+  _globals['_TREEDEF'].fields_by_name['kinds']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['kinds']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['arities']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['arities']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['strings']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['strings']._serialized_options = b'\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['dict_keys']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['dict_keys']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['node_types']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['node_types']._serialized_options = b'\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['type_refs']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['type_refs']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_TREEDEF'].fields_by_name['node_data']._loaded_options = None
+  _globals['_TREEDEF'].fields_by_name['node_data']._serialized_options = b'\210\265\030\005'
+  _globals['_NODETYPE'].fields_by_name['fields']._loaded_options = None
+  _globals['_NODETYPE'].fields_by_name['fields']._serialized_options = b'\210\265\030\005'
+  _globals['_NODEKIND']._serialized_start=352
+  _globals['_NODEKIND']._serialized_end=538
+  _globals['_TREEDEF']._serialized_start=68
+  _globals['_TREEDEF']._serialized_end=301
+  _globals['_NODETYPE']._serialized_start=303
+  _globals['_NODETYPE']._serialized_end=349
 # @@protoc_insertion_point(module_scope)
