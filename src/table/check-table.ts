@@ -1,0 +1,46 @@
+import type { SharedObjectTable } from "../../gen/ts/colocated/v1/table";
+import { ENTRIES } from "../entries";
+import { DecodeError } from "../errors";
+import type { DecodeLimits } from "../limits";
+import { type Checked, References } from "./references";
+
+/** Where an entry's check runs: its index, its path, the entries checked before it, the limits. */
+export interface CheckContext {
+  /** The entry's index; the table size for a payload part, which may refer to every entry. */
+  readonly index: number;
+  /** The path of the entry's message, such as `table[3].mesh`. */
+  readonly path: string;
+  readonly refs: References;
+  readonly limits: DecodeLimits;
+}
+
+/**
+ * Checks a table in index order, each entry by its kind, in one forward pass: an entry may
+ * refer only to entries before it, so their checks have run. Entries of a kind from a newer
+ * minor version are not checked: they are carried byte for byte.
+ */
+export function checkTable(table: SharedObjectTable | undefined, limits: DecodeLimits): References {
+  if (!table) throw new DecodeError("table", "missing", "a payload needs its table");
+  const { entries } = table;
+  if (entries.length > limits.maxTableEntries) {
+    throw new DecodeError(
+      "table.entries",
+      "limit-exceeded",
+      `${entries.length} entries pass the limit of ${limits.maxTableEntries}`,
+    );
+  }
+  const checked: Checked[] = [];
+  const refs = new References(checked, entries.length);
+  entries.forEach((entry, index) => {
+    const kind = entry.kind;
+    if (kind === undefined) {
+      checked.push({ kind, message: entry, facts: undefined });
+      return;
+    }
+    const { check, field } = ENTRIES[kind.$case];
+    const ctx = { index, path: `table[${index}].${field}`, refs, limits };
+    const facts = check(kind.value as never, ctx);
+    checked.push({ kind: kind.$case, message: kind.value, facts });
+  });
+  return refs;
+}
