@@ -1,4 +1,9 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import {
+  PayloadEnvelopeSchema,
+  ProgramPayloadSchema,
+  SpecsPayloadSchema,
+} from "../../gen/es/colocated/v1/payload_pb";
 import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocated/v1/payload";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
@@ -34,11 +39,11 @@ export function parsePayload<T>(
     throw new DecodeError("payload", "limit-exceeded", detail);
   }
   // The wire scan comes first, so nothing is built of what the limits refuse.
-  checkWire(bytes, "PayloadEnvelope", options.limits);
+  checkWire(bytes, PayloadEnvelopeSchema, options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
   const unknownFields = checkWire(
     bytes,
-    kind === PayloadKind.PAYLOAD_KIND_SPECS ? "SpecsPayload" : "ProgramPayload",
+    kind === PayloadKind.PAYLOAD_KIND_SPECS ? SpecsPayloadSchema : ProgramPayloadSchema,
     options.limits,
   );
   return { message: parse(type, bytes), unknownFields };
