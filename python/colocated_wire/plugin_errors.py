@@ -1,0 +1,36 @@
+"""The errors the JAX plugin raises, typed so that code written for JAX still catches them.
+
+JAX's colocated Python raises ValueError for a device id a process lacks and
+TypeError for a value it cannot pickle. colocated_wire raises LiftError (a
+LookupError) and EncodeError for those faults, so at the plugin boundary each
+becomes a subclass of both: `except ValueError` and `except LiftError` both work.
+"""
+
+from __future__ import annotations
+
+from colocated_wire import EncodeError, FunctionNotAvailableError, LiftError
+
+
+class UnsupportedJaxError(RuntimeError):
+    """This JAX is outside the versions the plugin supports, or lacks the names it replaces."""
+
+
+class PluginEncodeError(EncodeError):
+    """A value colocated.v1 cannot write; `path` names where it is in the payload."""
+
+    def __init__(self, path: str, detail: str):
+        super().__init__(f"{path}: {detail}")
+        self.path = path
+        self.detail = detail
+
+
+class PluginEncodeTypeError(PluginEncodeError, TypeError):
+    """A value that cannot be written, where JAX raises TypeError (it does not pickle)."""
+
+
+class PluginLiftError(LiftError, ValueError):
+    """A valid payload names what this process lacks (JAX: ValueError for a missing device)."""
+
+
+class PickleNotAllowedError(FunctionNotAvailableError):
+    """A pickled function arrived and the plugin was installed without allow_pickle=True."""
