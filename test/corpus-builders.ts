@@ -1,7 +1,8 @@
 /**
  * Valid payloads for the bad-payload corpus to break, and the edits that break them. An edit
  * sets values by dotted path on `{ m: message, e: entry values }`, so `{ "e.3.dtype": 999 }`
- * gives table entry 3 (an ArraySpec) an unknown dtype.
+ * gives table entry 3 (an ArraySpec) an unknown dtype; a path ending in `push` appends the
+ * value, one ending in `pop` drops that many items from the end.
  */
 import { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import { NodeKind } from "../gen/ts/colocated/v1/tree";
@@ -121,5 +122,6 @@ function set(target: unknown, path: string[], value: unknown): void {
   for (const key of path.slice(0, -1)) at = at[key];
   const last = path[path.length - 1];
   if (last === "push") at.push(value);
+  else if (last === "pop") at.splice(-Number(value));
   else at[last] = value;
 }

@@ -5,19 +5,32 @@
  * python/tests/test_corpus.py reads the same files.
  */
 import { Entry } from "../gen/ts/colocated/v1/table";
-import type { DecodeErrorCode } from "../src";
+import type { DecodeErrorCode, DecodeLimits } from "../src";
 import { nested, type Payload, patched, program, raw, specs, tree } from "./corpus-builders";
 import { range } from "./fixtures";
 
+/** What a case needs besides its bytes to fail, and what its message must say. */
+export interface CaseOptions {
+  /** Limits below the defaults (Python takes them by their snake_case names). */
+  limits?: Partial<DecodeLimits>;
+  /** The newest minor version the decoder accepts, as a negotiated RPC version sets it. */
+  maxMinorVersion?: number;
+  /**
+   * A regular expression the error's message must match, in JavaScript and Python alike;
+   * where the two languages word it differently, it names what both must say.
+   */
+  message?: string;
+}
+
 /** One bad payload and the error it must produce. */
-export interface CorpusCase extends Payload {
+export interface CorpusCase extends Payload, CaseOptions {
   /** The file name, without extension: `<code>--<what>`. */
   name: string;
   path: string;
   code: DecodeErrorCode;
 }
 
-type Row = [what: string, path: string, payload: Payload];
+type Row = [what: string, path: string, payload: Payload, options?: CaseOptions];
 
 const T7 = "table[7].gspmd_sharding";
 const HEADER = [0x0a, 4, 0x08, 1, 0x18, 1]; // major 1, kind specs
@@ -25,6 +38,12 @@ const SPEC = "table[2].named_sharding.spec";
 const plain = (ids: number[]) => ({ $case: "plain", value: { ids } });
 const iota = (reshapeDims: number[], transposePerm: number[]) => ({ reshapeDims, transposePerm });
 const unknownKindEntry = Entry.decode(new Uint8Array([0xfa, 0x01, 0x00])); // field 31, empty
+const arraySpecEntry = { kind: { $case: "arraySpec", value: { shape: [], dtype: 1 } } };
+const pickled = (refs: number[]) => ({
+  $case: "pickled",
+  value: { pickle: new Uint8Array([0x80, 5, 0x4e, 0x2e]), refs }, // pickle of None
+});
+const UNKNOWN_FIELD = [0xf8, 0x07, 0x00]; // field 127, varint 0
 
 const ROWS: Record<DecodeErrorCode, Row[]> = {
   malformed: [
@@ -56,7 +75,18 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
   "unsupported-version": [
     ["empty", "header", raw("specs", [])],
     ["no-header", "header", specs({ "m.header": undefined })],
-    ["major-version-2", "header.major_version", specs({ "m.header.majorVersion": 2 })],
+    [
+      "major-version-2",
+      "header.major_version",
+      specs({ "m.header.majorVersion": 2 }),
+      { message: "major version 2; this (decoder|reader) reads 1" },
+    ],
+    [
+      "minor-version-above-the-agreed",
+      "header.minor_version",
+      specs({ "m.header.minorVersion": 3 }),
+      { maxMinorVersion: 2, message: "minor version 3 is newer than the agreed 2" },
+    ],
   ],
   "wrong-payload-kind": [
     ["program-as-specs", "header.kind", { ...program(), decoder: "specs" }],
@@ -88,17 +118,44 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ["input-specs", "input_specs", program({ "m.inputSpecs": undefined })],
   ],
   "reference-out-of-range": [
-    ["leaf", "specs.leaves[0]", specs({ "m.specs.leaves.0": 99 })],
+    [
+      "leaf",
+      "specs.leaves[0]",
+      specs({ "m.specs.leaves.0": 99 }),
+      { message: "(reference|entry) 99 is (past the end of|not in) a table of 9" },
+    ],
     ["sharding", "table[3].array_spec.sharding", specs({ "e.3.sharding": 50 })],
     ["devices", "devices", program({ "m.devices": 9 })],
+    [
+      "pickled-function-ref",
+      "function.pickled.refs[0]",
+      program({ "m.function.function": pickled([50]) }),
+    ],
   ],
   "forward-reference": [
-    ["mesh-refers-to-itself", "table[1].mesh.device_list", specs({ "e.1.deviceList": 1 })],
+    [
+      "mesh-refers-to-itself",
+      "table[1].mesh.device_list",
+      specs({ "e.1.deviceList": 1 }),
+      { message: "entry 1 refers to entry 1" },
+    ],
     ["sharding-refers-forward", "table[3].array_spec.sharding", specs({ "e.3.sharding": 4 })],
   ],
   "wrong-entry-kind": [
     ["leaf-is-a-mesh", "specs.leaves[0]", specs({ "m.specs.leaves.0": 1 })],
-    ["mesh-is-a-device-list", "table[2].named_sharding.mesh", specs({ "e.2.mesh": 0 })],
+    ["leaf-is-a-sharding", "specs.leaves[1]", specs({ "m.specs.leaves.1": 2 })],
+    ["input-leaf-is-a-sharding", "input_specs.leaves[0]", program({ "m.inputSpecs.leaves.0": 2 })],
+    [
+      "mesh-is-a-device-list",
+      "table[2].named_sharding.mesh",
+      specs({ "e.2.mesh": 0 }),
+      { message: "entry 0 is a (DeviceList|device_list), not a? ?[Mm]esh" },
+    ],
+    [
+      "devices-is-an-array-spec",
+      "table[1].mesh.device_list",
+      specs({ "m.table.entries.0": arraySpecEntry }),
+    ],
     ["sharding-is-a-mesh", "table[3].array_spec.sharding", specs({ "e.3.sharding": 1 })],
     ["devices-is-a-mesh", "devices", program({ "m.devices": 1 })],
     [
@@ -108,18 +165,39 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "unknown-enum": [
-    ["dtype", "table[3].array_spec.dtype", specs({ "e.3.dtype": 999 })],
+    [
+      "dtype",
+      "table[3].array_spec.dtype",
+      specs({ "e.3.dtype": 999 }),
+      { message: "unknown dtype 999" },
+    ],
     ["dtype-unspecified", "table[3].array_spec.dtype", specs({ "e.3.dtype": 0 })],
     ["axis-type", "table[1].mesh.axis_types[1]", specs({ "e.1.axisTypes.1": 7 })],
+    ["axis-type-unspecified", "table[1].mesh.axis_types[1]", specs({ "e.1.axisTypes.1": 0 })],
     ["node-kind", "specs.treedef.kinds[1]", specs({ "m.specs.treedef.kinds.1": 42 })],
     ["spec-entry-kind", `${SPEC}.entries[0].kind`, specs({ "e.2.spec.entries.0.kind": 9 })],
     ["sharding-type", `${T7}.type`, specs({ "e.7.type": 0 })],
     ["last-tile-dim-type", `${T7}.last_tile_dims[0]`, specs({ "e.7.lastTileDims": [9] })],
   ],
   "invalid-mesh": [
-    ["sizes-and-devices", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes.1": 2 })],
-    ["axis-counts", "table[1].mesh", specs({ "e.1.axisNames.push": "z" })],
-    ["axis-name-repeats", "table[1].mesh.axis_names[1]", specs({ "e.1.axisNames.1": "x" })],
+    [
+      "sizes-and-devices",
+      "table[1].mesh.axis_sizes",
+      specs({ "e.1.axisSizes.1": 2 }),
+      { message: "(2x2|\\[2, 2\\]) (do not )?hold .*8" },
+    ],
+    [
+      "axis-counts",
+      "table[1].mesh",
+      specs({ "e.1.axisNames.push": "z" }),
+      { message: "2 sizes, 3 names,? (and )?2 types" },
+    ],
+    [
+      "axis-name-repeats",
+      "table[1].mesh.axis_names[1]",
+      specs({ "e.1.axisNames.1": "x" }),
+      { message: "axis (name )?.x. repeats" },
+    ],
     [
       "no-devices",
       "table[1].mesh.axis_sizes",
@@ -132,6 +210,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "plain-ids",
       "table[0].device_list.plain.ids[7]",
       specs({ "e.0.ids": plain([0, 1, 2, 3, 4, 5, 6, 3]) }),
+      { message: "device (id )?3 appears twice" },
     ],
     [
       "delta-ids",
@@ -162,7 +241,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "unknown-axis": [
-    ["entry-axis", `${SPEC}.entries[0].axes[0]`, specs({ "e.2.spec.entries.0.axes": ["q"] })],
+    [
+      "entry-axis",
+      `${SPEC}.entries[0].axes[0]`,
+      specs({ "e.2.spec.entries.0.axes": ["q"] }),
+      { message: "(axis .q. is not a mesh axis|the mesh has no axis .q.)" },
+    ],
     ["unreduced-axis", `${SPEC}.unreduced[0]`, specs({ "e.2.spec.unreduced": ["q"] })],
   ],
   "repeated-axis": [
@@ -171,13 +255,25 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       `${SPEC}.entries[1].axes[1]`,
       specs({ "e.2.spec.entries.push": { kind: 3, axes: ["y", "x"] } }),
     ],
-    ["in-reduced", `${SPEC}.reduced[0]`, specs({ "e.2.spec.reduced": ["x"] })],
+    [
+      "in-reduced",
+      `${SPEC}.reduced[0]`,
+      specs({ "e.2.spec.reduced": ["x"] }),
+      { message: "axis .x. (is used|appears) twice" },
+    ],
+    ["in-unreduced", `${SPEC}.unreduced[0]`, specs({ "e.2.spec.unreduced": ["x"] })],
   ],
   "invalid-tree": [
     ["no-nodes", "specs.treedef.kinds", specs(tree({ kinds: [] }, 0))],
-    ["arity-of-a-billion", "specs.treedef.arities[0]", specs({ "m.specs.treedef.arities.0": 1e9 })],
+    [
+      "arity-of-a-billion",
+      "specs.treedef.arities[0]",
+      specs({ "m.specs.treedef.arities.0": 1e9 }),
+      { message: "claims 1000000000 children" },
+    ],
     ["nodes-after-the-end", "specs.treedef.kinds[7]", specs({ "m.specs.treedef.kinds.push": 2 })],
     ["ends-early", "specs.treedef.kinds", specs(tree({ kinds: [4, 4, 1], arities: [2, 1] }, 1))],
+    ["last-node-missing", "specs.treedef.arities[2]", specs({ "m.specs.treedef.kinds.pop": 1 })],
     ["unused-arities", "specs.treedef.arities", specs({ "m.specs.treedef.arities.push": 1 })],
     ["dict-keys-run-out", "specs.treedef.dict_keys", specs({ "m.specs.treedef.dictKeys": [0, 1] })],
     [
@@ -187,6 +283,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
     ["dict-key-string", "specs.treedef.dict_keys[2]", specs({ "m.specs.treedef.dictKeys.2": 7 })],
     ["leaf-count", "specs.leaves", specs({ "m.specs.leaves.push": 3 })],
+    ["too-few-leaves", "specs.leaves", specs({ "m.specs.leaves.pop": 1 })],
     [
       "namedtuple-type",
       "specs.treedef.type_refs[0]",
@@ -205,6 +302,11 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "device-id-above-int32",
       "table[0].device_list.plain.ids[7]",
       specs({ "e.0.ids": plain([...range(7), 2 ** 31]) }),
+    ],
+    [
+      "delta-ids-above-int32",
+      "table[0].device_list.delta.deltas[4]",
+      specs({ "e.0.ids": { $case: "delta", value: { deltas: [2 ** 31 - 4, 1, 1, 1, 1, 1, 1, 1] } } }),
     ],
     [
       "iota-offset",
@@ -320,6 +422,35 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       `${T7}.tile_assignment.dims`,
       specs({ "e.7.tileAssignment.dims": Array(65).fill(1) }),
     ],
+    [
+      "iota-dim-of-2-to-the-31",
+      "table[0].device_list.iota.iota.reshape_dims",
+      specs({ "e.0.ids.value.iota.reshapeDims.0": 2 ** 31 }),
+    ],
+    // Limits a decoder may set lower than the defaults.
+    ["payload-of-10-bytes", "payload", specs(), { limits: { maxPayloadBytes: 10 } }],
+    ["table-of-3-entries", "table.entries", specs(), { limits: { maxTableEntries: 3 } }],
+    [
+      "tile-devices-of-4",
+      `${T7}.tile_assignment.explicit.ids`,
+      specs(),
+      { limits: { maxDevicesPerList: 4 } },
+    ],
+    [
+      "plain-ids-of-4",
+      "table[0].device_list.plain.ids",
+      specs({ "e.0.ids": plain(range(8)) }),
+      { limits: { maxDevicesPerList: 4 } },
+    ],
+    ["rank-of-1", "table[1].mesh.axis_sizes", specs(), { limits: { maxRank: 1 } }],
+    ["tree-of-5-nodes", "specs.treedef.kinds", specs(), { limits: { maxTreeNodes: 5 } }],
+    ["tree-1-deep", "specs.treedef.kinds[2]", specs(), { limits: { maxTreeDepth: 1 } }],
+    [
+      "one-unknown-field",
+      "payload",
+      raw("specs", [...HEADER, ...UNKNOWN_FIELD, ...UNKNOWN_FIELD]),
+      { limits: { maxUnknownFields: 1 } },
+    ],
   ],
 };
 
@@ -329,10 +460,11 @@ function namedTuple(...fields: string[]) {
 
 /** Every case, named `<code>--<what>`. */
 export const CORPUS_CASES: CorpusCase[] = Object.entries(ROWS).flatMap(([code, rows]) =>
-  rows.map(([what, path, payload]) => ({
+  rows.map(([what, path, payload, options]) => ({
     ...payload,
     name: `${code}--${what}`,
     path,
     code: code as DecodeErrorCode,
+    ...options,
   })),
 );
