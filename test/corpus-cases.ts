@@ -306,7 +306,9 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     [
       "delta-ids-above-int32",
       "table[0].device_list.delta.deltas[4]",
-      specs({ "e.0.ids": { $case: "delta", value: { deltas: [2 ** 31 - 4, 1, 1, 1, 1, 1, 1, 1] } } }),
+      specs({
+        "e.0.ids": { $case: "delta", value: { deltas: [2 ** 31 - 4, 1, 1, 1, 1, 1, 1, 1] } },
+      }),
     ],
     [
       "iota-offset",

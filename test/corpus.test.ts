@@ -7,7 +7,8 @@ import { CORPUS_CASES, type CorpusCase } from "./corpus-cases";
 const DIR = join(__dirname, "corpus", "bad");
 
 /** The .expect.json of a case: decoder, path, code, then any options and message text. */
-function expectation({ decoder, path, code, limits, maxMinorVersion, message }: CorpusCase): string {
+function expectation(c: CorpusCase): string {
+  const { decoder, path, code, limits, maxMinorVersion, message } = c;
   return `${JSON.stringify({ decoder, path, code, limits, maxMinorVersion, message }, null, 2)}\n`;
 }
 
