@@ -351,3 +351,37 @@ def fuzz(cases: int, seed: int = FUZZ_SEED) -> Report:
         outcomes.append(decode_and_check(decoder, payload))
         slowest = max(slowest, time.perf_counter() - t)
     return Report(cases, outcomes, slowest, time.perf_counter() - started)
+
+
+# ---- the fuzz report's timings (npm run fuzz; test/fuzz/bomb-timings.fuzz.ts) --
+
+
+def bomb_timings(runs: int = 5) -> dict[str, float]:
+    """Median seconds to refuse each timed bomb (bombs.py), which must be refused."""
+    import bombs
+
+    payloads = bombs.bombs()
+    medians = {}
+    for name in bombs.TIMED_BOMBS:
+        data, code, path = payloads[name]
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            try:
+                deserialize_specs(data)
+            except DecodeError as e:
+                assert (e.code, e.path) == (code, path), (name, str(e))
+            else:
+                raise AssertionError(f"{name} decoded")
+            samples.append(time.perf_counter() - started)
+        medians[name] = sorted(samples)[runs // 2]
+    return medians
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    if sys.argv[1:] != ["bomb-timings"]:
+        sys.exit("usage: fuzzing.py bomb-timings")
+    print(json.dumps(bomb_timings()))

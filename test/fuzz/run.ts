@@ -26,6 +26,8 @@ export interface FuzzReport {
   byCode: Record<string, number>;
   failures: { input: string; what: string }[];
   slowestMs: number;
+  /** How long the whole run took. */
+  seconds: number;
   /** One line per case, comparable with Python's (python/tests/fuzzing.py). */
   outcomes: string[];
 }
@@ -35,6 +37,7 @@ export const FUZZ_SEED = 0x5eed_c0de;
 
 /** Mutates the seeds `cases` times and decodes each result; never throws. */
 export function fuzz(seeds: readonly Seed[], cases: number, seed = FUZZ_SEED): FuzzReport {
+  const runStarted = performance.now();
   const rng = new Prng(seed);
   const all = seeds.map((s) => s.bytes);
   const report: FuzzReport = {
@@ -43,6 +46,7 @@ export function fuzz(seeds: readonly Seed[], cases: number, seed = FUZZ_SEED): F
     byCode: {},
     failures: [],
     slowestMs: 0,
+    seconds: 0,
     outcomes: [],
   };
   for (let i = 0; i < cases; i++) {
@@ -63,7 +67,21 @@ export function fuzz(seeds: readonly Seed[], cases: number, seed = FUZZ_SEED): F
       outcome.kind === "decode-error" ? `${outcome.code} ${outcome.path}` : outcome.kind,
     );
   }
+  report.seconds = (performance.now() - runStarted) / 1000;
   return report;
+}
+
+/** A run's figures as lines to print: counts by outcome and code, and its times. */
+export function summary(report: FuzzReport): string {
+  const codes = Object.entries(report.byCode).sort(([, a], [, b]) => b - a);
+  const errors = codes.reduce((sum, [, n]) => sum + n, 0);
+  const lines = [
+    `fuzz (TypeScript, seed ${FUZZ_SEED.toString(16)}): ${report.cases} cases in ${report.seconds.toFixed(1)} s`,
+    `  decoded ${report.decoded}, DecodeError ${errors}, other ${report.failures.length}`,
+    ...codes.map(([code, n]) => `    ${code.padEnd(24)} ${n}`),
+    `  slowest decode ${report.slowestMs.toFixed(1)} ms`,
+  ];
+  return `${lines.join("\n")}\n`;
 }
 
 /**
