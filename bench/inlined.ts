@@ -1,16 +1,19 @@
 import { PayloadKind, SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import type { Entry } from "../gen/ts/colocated/v1/table";
+import { codecOf } from "../src/entries";
+import * as treedefCodec from "../src/entries/treedef";
 import {
+  DeviceList,
   decodeSpecs,
   NamedSharding,
   type PyTreeDef,
   SCHEMA_MAJOR_VERSION,
   SCHEMA_MINOR_VERSION,
   type ShapeDtypeStruct,
+  type SharedObject,
   type Specs,
 } from "../src/index";
-import { arraySpecEntry, meshEntry, namedShardingEntry } from "../src/lower/entries";
-import { lowerTreeDef } from "../src/lower/treedef";
+import type { LowerTable } from "../src/table/lower-table";
 
 /**
  * (d1), the per-spec protobuf: the same specs with every shared object inlined. Each leaf gets
@@ -20,28 +23,42 @@ import { lowerTreeDef } from "../src/lower/treedef";
  * and lifts it: that is its decode time.
  */
 export function encodeInlined(treedef: PyTreeDef, leaves: readonly ShapeDtypeStruct[]): Uint8Array {
-  const entries: Entry[] = [];
+  const table = new InliningTable();
   const refs = leaves.map((leaf, i) => {
     const path = `leaves[${i}]`;
-    const sharding = leaf.sharding;
-    if (!(sharding instanceof NamedSharding))
+    if (!(leaf.sharding instanceof NamedSharding))
       throw new Error(`${path}: the bench builds only NamedShardings`);
-    const ids = [...sharding.mesh.devices.ids];
-    entries.push({
-      kind: { $case: "deviceList", value: { ids: { $case: "plain", value: { ids } } } },
-    });
-    entries.push(meshEntry(sharding.mesh, entries.length - 1, path));
-    entries.push(namedShardingEntry(sharding, entries.length - 1, path));
-    entries.push(arraySpecEntry(leaf, entries.length - 1, path));
-    return entries.length - 1;
+    return table.add(leaf, path);
   });
   const header = {
     majorVersion: SCHEMA_MAJOR_VERSION,
     minorVersion: SCHEMA_MINOR_VERSION,
     kind: PayloadKind.PAYLOAD_KIND_SPECS,
   };
-  const specs = { treedef: lowerTreeDef(treedef), leaves: refs };
-  return SpecsPayload.encode({ header, table: { entries }, specs }).finish();
+  const specs = { treedef: treedefCodec.lower(treedef), leaves: refs };
+  return SpecsPayload.encode({ header, table: { entries: table.entries }, specs }).finish();
+}
+
+/** A table that shares nothing: every object, and everything it refers to, gets its own entries. */
+class InliningTable implements LowerTable {
+  readonly entries: Entry[] = [];
+
+  add(object: SharedObject, path: string): number {
+    if (object instanceof DeviceList) {
+      const ids = [...object.ids];
+      return this.#push({
+        kind: { $case: "deviceList", value: { ids: { $case: "plain", value: { ids } } } },
+      });
+    }
+    const codec = codecOf(object);
+    if (!codec) throw new Error(`${path}: the bench inlines only entry kinds it knows`);
+    return this.#push(codec.lower(object as never, { path, table: this }));
+  }
+
+  #push(entry: Entry): number {
+    this.entries.push(entry);
+    return this.entries.length - 1;
+  }
 }
 
 /** Decodes and lifts (d1); its payload may pass the default 64 MiB limit, so the limit is its size. */

@@ -1,7 +1,7 @@
 import { decodeProgram, decodeSpecs } from "./decode";
 import { encodeProgram, encodeSpecs } from "./encode";
 import { payloadKindOf } from "./json-form";
-import type { DecodeOptions } from "./validate/payload";
+import type { DecodeOptions } from "./payload/header";
 
 /** Validates, lifts and lowers a payload of either kind: its canonical bytes, as a peer re-sends them. */
 export function canonicalizePayload(bytes: Uint8Array, options: DecodeOptions = {}): Uint8Array {

@@ -1,19 +1,30 @@
-import { PayloadKind, ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import {
+  type FunctionMessage,
+  PayloadKind,
+  ProgramPayload,
+  type Specs as SpecsMessage,
+  SpecsPayload,
+} from "../gen/ts/colocated/v1/payload";
 import type { SharedObjectTable } from "../gen/ts/colocated/v1/table";
+import { DEVICE_LIST } from "./entries/device-list";
+import type { TreeDefFacts } from "./entries/treedef";
 import { DecodeError } from "./errors";
-import { liftProgram } from "./lift/program";
-import { liftSpecs } from "./lift/specs";
-import { liftTable } from "./lift/table";
-import { type DecodeLimits, resolveLimits } from "./limits";
-import type { Program, Specs } from "./model/program";
+import { resolveLimits } from "./limits";
+import type { DeviceList } from "./model/device-list";
+import type { Program, SharedObject, Specs } from "./model/program";
+import * as fn from "./payload/function";
+import { type DecodeOptions, parsePayload } from "./payload/header";
+import * as specs from "./payload/specs";
 import { type PayloadOrigin, rememberProgram, rememberSpecs } from "./provenance";
-import { type DecodeOptions, parsePayload } from "./validate/payload";
-import type { References } from "./validate/reference";
+import { type CheckContext, checkTable } from "./table/check-table";
+import { liftTable } from "./table/lift-table";
 
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
 export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Specs {
   return decodePayload(SpecsPayload, PayloadKind.PAYLOAD_KIND_SPECS, bytes, options, {
-    lift: (message, refs, limits) => liftSpecs(message.specs, refs, "specs", limits),
+    check: (message, at) => specs.check(message.specs, at("specs")),
+    lift: (message, objects, facts) =>
+      specs.lift(message.specs as SpecsMessage, { objects, facts }),
     remember: rememberSpecs,
   });
 }
@@ -21,31 +32,68 @@ export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Spe
 /** Decodes ProgramPayload bytes into a Program; throws only DecodeError. */
 export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): Program {
   return decodePayload(ProgramPayload, PayloadKind.PAYLOAD_KIND_PROGRAM, bytes, options, {
+    check: checkProgram,
     lift: liftProgram,
     remember: rememberProgram,
   });
 }
 
-/** How one payload kind is lifted, and how its fields of a newer version are remembered. */
-interface PayloadLifter<M, R> {
-  lift: (message: M, refs: References, limits: DecodeLimits) => R;
+/** The facts of a program's specs. */
+interface ProgramFacts {
+  inputs: TreeDefFacts;
+  outputs?: TreeDefFacts;
+}
+
+/** Checks a program's parts in field order: devices, function, input specs, output specs. */
+function checkProgram(message: ProgramPayload, at: (path: string) => CheckContext): ProgramFacts {
+  const { refs } = at("devices");
+  refs.require(message.devices, refs.tableSize, "devices", DEVICE_LIST);
+  fn.check(message.function, at("function"));
+  const inputs = specs.check(message.inputSpecs, at("input_specs"));
+  if (!message.outputSpecs) return { inputs };
+  return { inputs, outputs: specs.check(message.outputSpecs, at("output_specs")) };
+}
+
+/** Lifts a checked program's parts. */
+function liftProgram(
+  message: ProgramPayload,
+  objects: readonly SharedObject[],
+  facts: ProgramFacts,
+): Program {
+  const part = <F>(f: F) => ({ objects, facts: f });
+  const { outputSpecs } = message;
+  return {
+    function: fn.lift(message.function as FunctionMessage, part(undefined)),
+    inputs: specs.lift(message.inputSpecs as SpecsMessage, part(facts.inputs)),
+    outputs: outputSpecs && facts.outputs && specs.lift(outputSpecs, part(facts.outputs)),
+    devices: objects[message.devices as number] as DeviceList,
+  };
+}
+
+/** How one payload kind checks and lifts its parts outside the table, and remembers newer fields. */
+interface PayloadParts<M, F, R> {
+  /** Checks the parts; `at(path)` is the context of a part, which may refer to every entry. */
+  check: (message: M, at: (path: string) => CheckContext) => F;
+  lift: (message: M, objects: readonly SharedObject[], facts: F) => R;
   remember: (result: R, origin: PayloadOrigin<M>) => void;
 }
 
-/** bytes → wire scan and header → message → lifted table → model, keeping any newer fields. */
-function decodePayload<M extends { table?: SharedObjectTable }, R>(
+/** bytes → wire scan and header → checked table and parts → lifted table and parts. */
+function decodePayload<M extends { table?: SharedObjectTable }, F, R>(
   type: { decode(input: Uint8Array): M },
   kind: PayloadKind,
   bytes: Uint8Array,
   options: DecodeOptions,
-  lifter: PayloadLifter<M, R>,
+  parts: PayloadParts<M, F, R>,
 ): R {
   try {
     const limits = resolveLimits(options.limits);
     const { message, unknownFields } = parsePayload(type, kind, bytes, { ...options, limits });
-    const refs = liftTable(message.table, limits, unknownFields > 0);
-    const result = lifter.lift(message, refs, limits);
-    if (unknownFields > 0) lifter.remember(result, { message, table: refs.lifted });
+    const refs = checkTable(message.table, limits);
+    const facts = parts.check(message, (path) => ({ index: refs.tableSize, path, refs, limits }));
+    const objects = liftTable(refs.checked, unknownFields > 0);
+    const result = parts.lift(message, objects, facts);
+    if (unknownFields > 0) parts.remember(result, { message, table: objects });
     return result;
   } catch (error) {
     // Keeps the promise that decoding throws only DecodeError, even where a check was missed.

@@ -4,13 +4,15 @@ import {
   ProgramPayload,
   SpecsPayload,
 } from "../gen/ts/colocated/v1/payload";
-import { lowerProgram } from "./lower/program";
-import { lowerSpecs } from "./lower/specs";
-import { TableBuilder } from "./lower/table-builder";
+import { EncodeError } from "./errors";
+import { DeviceList } from "./model/device-list";
 import type { Program } from "./model/program";
 import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import type { PyTreeDef } from "./model/tree";
+import * as fn from "./payload/function";
+import * as specs from "./payload/specs";
 import { type PayloadOrigin, programOrigin, specsOrigin } from "./provenance";
+import { TableBuilder } from "./table/lower-table";
 import { graftUnknownFields } from "./unknown-fields";
 import { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";
 
@@ -21,22 +23,33 @@ export function lowerSpecsPayload(
 ): SpecsPayload {
   const origin = specsOrigin({ treedef, leaves });
   const table = seededTable(origin);
-  const specs = lowerSpecs(table, { treedef, leaves: [...leaves] }, "specs");
-  const message = {
+  const message = specs.lower({ treedef, leaves: [...leaves] }, { table, path: "specs" });
+  return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_SPECS, origin),
     table: { entries: table.entries },
-    specs,
-  };
-  return carryEnvelope(origin, message);
+    specs: message,
+  });
 }
 
-/** Lowers a program into a ProgramPayload message, ready for bytes. */
+/** Lowers a program into a ProgramPayload message, ready for bytes: one table for all its parts. */
 export function lowerProgramPayload(program: Program): ProgramPayload {
   const origin = programOrigin(program);
-  const body = lowerProgram(seededTable(origin), program);
+  const table = seededTable(origin);
+  if (!(program.devices instanceof DeviceList))
+    throw new EncodeError("devices", "must be a DeviceList");
+  const devices = table.add(program.devices, "devices");
+  const message = fn.lower(program.function, { table, path: "function" });
+  const inputSpecs = specs.lower(program.inputs, { table, path: "input_specs" });
+  const outputSpecs = program.outputs
+    ? specs.lower(program.outputs, { table, path: "output_specs" })
+    : undefined;
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_PROGRAM, origin),
-    ...body,
+    table: { entries: table.entries },
+    function: message,
+    inputSpecs,
+    outputSpecs,
+    devices,
   });
 }
 

@@ -1,12 +1,12 @@
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
 export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
+export { DTYPE_NAMES, type DTypeName } from "./entries/array-spec";
 export { DECODE_ERROR_CODES, DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
 export { payloadFromJson, payloadKindOf, payloadToJson } from "./json-form";
 export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";
 export { Device, DeviceList } from "./model/device-list";
-export { DTYPE_NAMES, type DTypeName } from "./model/dtype";
 export { AxisType, Mesh } from "./model/mesh";
 export {
   PartitionSpec,
@@ -37,6 +37,7 @@ export { forEachNode, PyTreeDef, type TreeNode } from "./model/tree";
 export { treeFlatten, treeUnflatten } from "./model/tree-util";
 export { CustomNode, NamedTuple, Tuple, tuple } from "./model/tree-values";
 export { UnknownEntry } from "./model/unknown-entry";
+export type { DecodeOptions } from "./payload/header";
 export { arrayByteLength } from "./rpc/array-bytes";
 export { callInputs } from "./rpc/call-inputs";
 export {
@@ -48,5 +49,4 @@ export {
 } from "./rpc/client";
 export { VersionMismatchError, WorkerError } from "./rpc/errors";
 export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./rpc/negotiate";
-export type { DecodeOptions } from "./validate/payload";
 export { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";

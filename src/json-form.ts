@@ -6,8 +6,8 @@ import {
 } from "../gen/ts/colocated/v1/payload";
 import { decodeProgram, decodeSpecs } from "./decode";
 import { DecodeError } from "./errors";
+import type { DecodeOptions } from "./payload/header";
 import { walkMessages } from "./unknown-fields";
-import type { DecodeOptions } from "./validate/payload";
 
 /** The JSON form's key for a message's unknown fields: field tag to base64 values. */
 export const UNKNOWN_FIELDS_KEY = "@unknown";

@@ -1,6 +1,6 @@
 import { DeviceList as DeviceListMsg } from "../gen/ts/colocated/v1/table";
 import { findIota, materializeIota } from "../src";
-import { lowerDeviceIds } from "../src/lower/device-ids";
+import { lowerDeviceIds } from "../src/entries/device-list";
 import { range } from "./fixtures";
 
 /** numpy's arange(prod(dims)).reshape(dims).transpose(perm).flatten(), written plainly. */

@@ -48,3 +48,6 @@ export const lowercase = (suffix: string) => suffix.toLowerCase();
 
 /** "EXPLICIT" as "Explicit". */
 export const capitalized = (suffix: string) => suffix[0] + suffix.slice(1).toLowerCase();
+
+/** True exactly when two types are equal: a constant of this type compiles only then. */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

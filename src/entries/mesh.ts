@@ -11,18 +11,17 @@ import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
 import type { Accepts, Checked } from "../table/references";
 import { DEVICE_LIST } from "./device-list";
-import { capitalized, enumNames, type Suffixes } from "./enum-names";
+import { capitalized, enumNames, type Same, type Suffixes } from "./enum-names";
 import { type Problem, raise, refuse } from "./problem";
 
 /** Axis types by name: AXIS_TYPE_EXPLICIT is "Explicit". */
-export const AXIS_TYPES = enumNames<Capitalize<Lowercase<Suffixes<typeof AxisTypeEnum, "AXIS_TYPE_">>>>(
-  AxisTypeEnum,
-  "AXIS_TYPE_",
-  capitalized,
-);
+export const AXIS_TYPES = enumNames<AxisType>(AxisTypeEnum, "AXIS_TYPE_", capitalized);
 
-// The model's axis types are exactly the wire's.
-const _sameNames: [AxisType, (typeof AXIS_TYPES.names)[number]] = ["" as never, "" as AxisType];
+/** Compiles only while the model's axis types are exactly the wire's. */
+export const AXIS_TYPES_MATCH: Same<
+  AxisType,
+  Capitalize<Lowercase<Suffixes<typeof AxisTypeEnum, "AXIS_TYPE_">>>
+> = true;
 
 /** What checking a mesh found: its axis types, by name. */
 export interface MeshFacts {
@@ -49,7 +48,8 @@ export function lower(mesh: Mesh, ctx: LowerContext): Entry {
   refuse(path, meshProblem(axisSizes, axisNames, mesh.axisTypes.length, mesh.devices.size));
   const axisTypes = mesh.axisTypes.map((t, i) => {
     const value = AXIS_TYPES.value(t);
-    if (value === undefined) throw new EncodeError(`${path}.axisTypes[${i}]`, `unknown value "${t}"`);
+    if (value === undefined)
+      throw new EncodeError(`${path}.axisTypes[${i}]`, `unknown value "${t}"`);
     return value;
   });
   return {

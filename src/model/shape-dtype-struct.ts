@@ -1,4 +1,4 @@
-import type { DTypeName } from "./dtype";
+import type { DTypeName } from "../entries/array-spec";
 import type { Sharding } from "./sharding";
 import { ValueObject } from "./value-key";
 

@@ -1,5 +1,5 @@
+import type { DTypeName } from "../entries/array-spec";
 import { DecodeError } from "../errors";
-import type { DTypeName } from "../model/dtype";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 
 /**

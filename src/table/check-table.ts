@@ -34,13 +34,13 @@ export function checkTable(table: SharedObjectTable | undefined, limits: DecodeL
   entries.forEach((entry, index) => {
     const kind = entry.kind;
     if (kind === undefined) {
-      checked.push({ kind, message: entry, facts: undefined });
+      checked.push({ entry, kind, message: entry, facts: undefined });
       return;
     }
     const { check, field } = ENTRIES[kind.$case];
     const ctx = { index, path: `table[${index}].${field}`, refs, limits };
     const facts = check(kind.value as never, ctx);
-    checked.push({ kind: kind.$case, message: kind.value, facts });
+    checked.push({ entry, kind: kind.$case, message: kind.value, facts });
   });
   return refs;
 }

@@ -7,6 +7,7 @@ export type EntryKind = NonNullable<Entry["kind"]>["$case"] | undefined;
 
 /** A checked entry: its kind, its message (the oneof's value) and the facts its check returned. */
 export interface Checked<M = unknown, F = unknown> {
+  readonly entry: Entry;
   readonly kind: EntryKind;
   readonly message: M;
   readonly facts: F;

@@ -1,0 +1,53 @@
+import type { Specs as SpecsMessage } from "../../gen/ts/colocated/v1/payload";
+import { ARRAY_SPEC } from "../entries/array-spec";
+import * as treedef from "../entries/treedef";
+import { DecodeError, EncodeError } from "../errors";
+import type { Specs } from "../model/program";
+import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import type { CheckContext } from "../table/check-table";
+import type { LiftContext } from "../table/lift-table";
+import type { LowerContext } from "../table/lower-table";
+
+/** Lowers a specs pytree: its leaves go into the shared table, the structure into columns. */
+export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
+  const { path, table } = ctx;
+  const { treedef: tree, leaves } = specs;
+  if (leaves.length !== tree.numLeaves) {
+    throw new EncodeError(path, `treedef has ${tree.numLeaves} leaves, got ${leaves.length}`);
+  }
+  return {
+    treedef: treedef.lower(tree),
+    leaves: leaves.map((leaf, i) => {
+      if (leaf instanceof ShapeDtypeStruct) return table.add(leaf, `${path}.leaves[${i}]`);
+      throw new EncodeError(`${path}.leaves[${i}]`, "a spec leaf must be a ShapeDtypeStruct");
+    }),
+  };
+}
+
+/** Checks specs: a treedef, then one ArraySpec reference per leaf; returns the treedef's facts. */
+export function check(message: SpecsMessage | undefined, ctx: CheckContext): treedef.TreeDefFacts {
+  const { path, refs, limits } = ctx;
+  if (!message) throw new DecodeError(path, "missing", "specs are required");
+  if (!message.treedef) throw new DecodeError(`${path}.treedef`, "missing", "specs need a treedef");
+  const facts = treedef.check(message.treedef, { path: `${path}.treedef`, limits });
+  if (message.leaves.length !== facts.leafCount) {
+    throw new DecodeError(
+      `${path}.leaves`,
+      "invalid-tree",
+      `the tree has ${facts.leafCount} leaves, the payload ${message.leaves.length}`,
+    );
+  }
+  const { leaves } = message;
+  for (let i = 0; i < leaves.length; i++)
+    refs.require(leaves[i], refs.tableSize, () => `${path}.leaves[${i}]`, ARRAY_SPEC);
+  return facts;
+}
+
+/** Lifts checked specs; their leaves are the table's ShapeDtypeStruct objects, shared. */
+export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFacts>): Specs {
+  const tree = treedef.lift(message.treedef as NonNullable<SpecsMessage["treedef"]>, ctx);
+  return {
+    treedef: tree,
+    leaves: message.leaves.map((ref) => ctx.objects[ref] as ShapeDtypeStruct),
+  };
+}

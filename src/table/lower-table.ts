@@ -1,0 +1,96 @@
+import { Entry } from "../../gen/ts/colocated/v1/table";
+import { codecOf } from "../entries";
+import { EncodeError } from "../errors";
+import type { SharedObject } from "../model/program";
+import { UnknownEntry } from "../model/unknown-entry";
+import { entryOrigin } from "../provenance";
+import { graftUnknownFields } from "../unknown-fields";
+
+/** A table that lowering adds dependencies to: the TableBuilder, or one that inlines them. */
+export interface LowerTable {
+  /** Adds an object (and what it refers to) and returns its table index. */
+  add(object: SharedObject, path: string): number;
+  /** The entries so far, in index order. */
+  readonly entries: readonly Entry[];
+}
+
+/** Where an entry's lowering runs: its path in the model, and the table it adds dependencies to. */
+export interface LowerContext {
+  /** The object's path in the model, for EncodeError. */
+  readonly path: string;
+  readonly table: LowerTable;
+}
+
+/**
+ * What the table dedups an object by: a scope, the index of the entry it refers to (-1 for
+ * none), and a key of its own fields within that scope. So a key stays short however large
+ * the mesh below it.
+ */
+export type ValueKey = readonly [scope: number, key: string];
+
+/**
+ * Collects the shared objects of one payload into table entries, each equal value once.
+ * An object is appended after its dependencies (post-order), so entries only refer backwards;
+ * the first encounter fixes its index, which makes the table order canonical. A new value is
+ * checked and lowered once, by its entry module's `lower`.
+ */
+export class TableBuilder implements LowerTable {
+  /** The entries, in index order. */
+  readonly entries: Entry[] = [];
+  /** The model object each entry was lowered from. */
+  readonly objects: SharedObject[] = [];
+  // By kind (the codec, or UnknownEntry), then scope, then key.
+  readonly #byValue = new Map<unknown, Map<number, Map<string, number>>>();
+  readonly #byIdentity = new Map<object, number>();
+
+  /** Adds an object (and what it refers to) and returns its table index. */
+  add(object: SharedObject, path: string): number {
+    const known = this.#byIdentity.get(object);
+    if (known !== undefined) return known;
+    const index = this.#lower(object, path);
+    this.#byIdentity.set(object, index);
+    return index;
+  }
+
+  #lower(object: SharedObject, path: string): number {
+    const ctx: LowerContext = { path, table: this };
+    const codec = codecOf(object);
+    if (codec) {
+      const [scope, key] = codec.key(object as never, ctx);
+      const byKey = this.#keys(codec, scope);
+      return byKey.get(key) ?? this.#append(object, byKey, key, codec.lower(object as never, ctx));
+    }
+    if (object instanceof UnknownEntry) {
+      const byKey = this.#keys(UnknownEntry, -1);
+      const found = byKey.get(object.key);
+      return found ?? this.#append(object, byKey, object.key, Entry.decode(object.bytes));
+    }
+    const name = (object as object)?.constructor?.name ?? typeof object;
+    throw new EncodeError(path, `${name} is not a shared object`);
+  }
+
+  /** The keys of one kind and scope, and the indices of their entries. */
+  #keys(kind: unknown, scope: number): Map<string, number> {
+    let byScope = this.#byValue.get(kind);
+    if (!byScope) {
+      byScope = new Map();
+      this.#byValue.set(kind, byScope);
+    }
+    let byKey = byScope.get(scope);
+    if (!byKey) {
+      byKey = new Map();
+      byScope.set(scope, byKey);
+    }
+    return byKey;
+  }
+
+  #append(object: SharedObject, byKey: Map<string, number>, key: string, entry: Entry): number {
+    const origin = entryOrigin(object);
+    if (origin) graftUnknownFields(origin, entry);
+    const index = this.entries.length;
+    this.entries.push(entry);
+    this.objects.push(object);
+    byKey.set(key, index);
+    return index;
+  }
+}
