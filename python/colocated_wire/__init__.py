@@ -1,11 +1,16 @@
 """colocated_wire: a versioned protobuf wire format for JAX colocated-Python payloads.
 
 The public API mirrors jax/experimental/colocated_python/serialization.py so
-that a worker can swap it in. Data flows one way: model -> lower (lower.py,
-treedef.py) -> table and messages -> bytes, and bytes -> validate
-(validate.py) -> lift (lift.py) -> model. docs/wire-format.md is the spec.
+that a worker can swap it in. Data flows one way (docs/layout.md):
+encode.py lowers a model into table entries and payload parts, then bytes;
+decode.py scans the bytes and reads the header, checks the messages, then
+lifts them. Each entry kind has its `lower`, `check` and `lift` in
+entries/<kind>.py; table/ walks the table and dispatches by kind.
+docs/wire-format.md is the spec.
 """
 
+from colocated_wire.decode import Program, deserialize_program, deserialize_specs
+from colocated_wire.encode import serialize_program, serialize_specs
 from colocated_wire.errors import (
     DecodeError,
     EncodeError,
@@ -14,8 +19,6 @@ from colocated_wire.errors import (
 )
 from colocated_wire.functions import UnloadedFunction
 from colocated_wire.limits import DecodeLimits
-from colocated_wire.program import Program, deserialize_program, serialize_program
-from colocated_wire.specs import deserialize_specs, serialize_specs
 from colocated_wire.unknown import UnknownEntry
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 

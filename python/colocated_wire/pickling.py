@@ -8,7 +8,7 @@ holds a small integer. On load, `persistent_load` returns the lifted object,
 the same instance the specs hold.
 
 Unpickling runs code chosen by whoever wrote the bytes, so it happens only
-when the caller passes `allow_pickle=True` (see program.py).
+when the caller passes `allow_pickle=True` (see decode.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ from typing import Any
 
 import cloudpickle
 
-from colocated_wire.lower import SHARED_TYPES, TableBuilder
+from colocated_wire.entries import ENTRIES
+from colocated_wire.table.lower_table import TableBuilder
+
+# What a pickle refers to through the table: the shared objects, not the leaves.
+SHARED_TYPES = tuple(codec.TYPE for kind, codec in ENTRIES.items() if kind != "array_spec")
 
 
 class _TablePickler(cloudpickle.Pickler):

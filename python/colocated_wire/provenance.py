@@ -18,7 +18,7 @@ from typing import Any
 from google.protobuf.message import Message
 from jax import tree_util
 
-from colocated_wire.lower import TableBuilder
+from colocated_wire.table.lower_table import TableBuilder
 from colocated_wire.unknown_fields import graft_unknown_fields
 
 

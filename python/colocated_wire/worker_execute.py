@@ -14,11 +14,11 @@ import jax
 from jax import tree_util
 
 from colocated.v1 import payload_pb2, service_pb2
+from colocated_wire.decode import Program, deserialize_program
+from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
 from colocated_wire.functions import UnloadedFunction
-from colocated_wire.payload import check_header
-from colocated_wire.program import Program, deserialize_program
-from colocated_wire.specs import serialize_specs
+from colocated_wire.payload.header import check_header
 from colocated_wire.worker_arrays import as_output, output_bytes, output_spec, place_inputs
 from colocated_wire.worker_errors import (
     failed_precondition,

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from colocated.v1 import table_pb2
-from colocated_wire.device_ids import decode_device_ids, lower_device_ids
+from colocated_wire.entries.device_list import check, lower_device_ids
 from colocated_wire.iota import find_iota, materialize_iota
 from colocated_wire.limits import DecodeLimits
+from colocated_wire.table.check_table import CheckContext
 
 
 def test_single_device_is_dims_1_perm_0():
@@ -54,7 +55,7 @@ def test_offset_iota():
     ids = 100 + np.arange(12).reshape(3, 4).T.reshape(-1)
     msg = lower_device_ids(ids)
     assert msg.WhichOneof("ids") == "iota" and msg.iota.offset == 100
-    assert np.array_equal(decode_device_ids(msg, "d", DecodeLimits()), ids)
+    assert np.array_equal(check(msg, CheckContext(0, "d", None, DecodeLimits())), ids)
 
 
 def test_million_devices_in_under_64_bytes():
@@ -64,10 +65,10 @@ def test_million_devices_in_under_64_bytes():
     size = table_pb2.Entry(device_list=msg).ByteSize()
     assert msg.WhichOneof("ids") == "iota"
     assert size < 64, size
-    assert np.array_equal(decode_device_ids(msg, "d", DecodeLimits()), ids)
+    assert np.array_equal(check(msg, CheckContext(0, "d", None, DecodeLimits())), ids)
 
 
 def test_delta_and_plain_roundtrip():
     for ids in ([5, 1, 9, 2], [1000, 1001, 1003, 1002, 1004], [2**31 - 1, 0]):
         msg = lower_device_ids(ids)
-        assert decode_device_ids(msg, "d", DecodeLimits()).tolist() == list(ids)
+        assert check(msg, CheckContext(0, "d", None, DecodeLimits())).tolist() == list(ids)

@@ -15,9 +15,9 @@ from vector_cases import DTYPE_NAMES
 
 from colocated.v1 import payload_pb2
 from colocated_wire import DecodeLimits, EncodeError, deserialize_specs, serialize_specs
-from colocated_wire.lift import lift_table
-from colocated_wire.lower import TableBuilder
-from colocated_wire.validate import validate_table
+from colocated_wire.table.check_table import check_table
+from colocated_wire.table.lift_table import lift_table
+from colocated_wire.table.lower_table import TableBuilder
 
 SDS = jax.ShapeDtypeStruct
 
@@ -182,7 +182,7 @@ def test_gspmd_shardings_jax_cannot_put_on_a_leaf(devices, text):
     table = payload_pb2.SpecsPayload.FromString(
         payload_pb2.SpecsPayload(table=builder.table).SerializeToString()
     ).table
-    lifted = lift_table(validate_table(table, DecodeLimits()))[index]
+    lifted = lift_table(check_table(table, DecodeLimits()))[index]
     assert lifted._hlo_sharding == s._hlo_sharding
     assert lifted._internal_device_list == s._internal_device_list
 

@@ -27,13 +27,19 @@ import dataclasses
 import json
 import sys
 from keyword import iskeyword
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jax import tree_util
 
 from colocated.v1 import tree_pb2
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
-from colocated_wire.limits import DecodeLimits
+
+if TYPE_CHECKING:
+    from colocated_wire.table.check_table import CheckContext
+    from colocated_wire.table.lift_table import LiftContext
+    from colocated_wire.table.lower_table import LowerContext
+
+TYPE = tree_util.PyTreeDef
 
 _NONE_TYPE = type(None)
 _CONTAINERS = frozenset(
@@ -96,7 +102,8 @@ def decode_node_data(data: bytes) -> Any:
 # ---- lowering ---------------------------------------------------------------
 
 
-def lower_treedef(treedef: tree_util.PyTreeDef) -> tree_pb2.TreeDef:
+def lower(treedef: tree_util.PyTreeDef, ctx: LowerContext) -> tree_pb2.TreeDef:
+    """The TreeDef message of a PyTreeDef, in preorder."""
     kinds: list[int] = []
     arities: list[int] = []
     strings: list[str] = []
@@ -164,7 +171,7 @@ def lower_treedef(treedef: tree_util.PyTreeDef) -> tree_pb2.TreeDef:
     return msg
 
 
-# ---- validation -------------------------------------------------------------
+# ---- checking ---------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,19 +185,23 @@ class Node:
 
 @dataclasses.dataclass(frozen=True)
 class TreeShape:
-    """A validated tree, still plain data: nodes in preorder."""
+    """A checked tree, still plain data: nodes in preorder. The facts of `check`."""
 
     nodes: list[Node]
     node_types: list[tuple[str, tuple[str, ...]]]
     num_leaves: int
 
 
-def validate_treedef(msg: tree_pb2.TreeDef, path: str, limits: DecodeLimits) -> TreeShape:
+def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
+    """Checks the columns against each other and the limits, node by node in preorder."""
+    path, limits = ctx.path, ctx.limits
     kinds = msg.kinds
     n = len(kinds)
     if n > limits.max_tree_nodes:
         raise DecodeError(
-            f"{path}.kinds", "limit-exceeded", f"{n} nodes exceed the limit of {limits.max_tree_nodes}"
+            f"{path}.kinds",
+            "limit-exceeded",
+            f"{n} nodes exceed the limit of {limits.max_tree_nodes}",
         )
     if n == 0:
         raise DecodeError(f"{path}.kinds", "invalid-tree", "a tree has no nodes")
@@ -344,7 +355,9 @@ def _namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
     return _SYNTHESIZED[key]
 
 
-def lift_treedef(shape: TreeShape) -> tree_util.PyTreeDef:
+def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
+    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts."""
+    shape: TreeShape = ctx.facts
     registry = tree_util.default_registry
     make = tree_util.PyTreeDef.from_node_data_and_children
     classes: dict[int, type] = {}

@@ -1,13 +1,10 @@
-"""Top-level payload framing: bytes <-> message, and the Header check.
+"""The Header, read first: the wire scan, then the header, then the whole payload.
 
 Every payload starts with a Header (field 1) naming the major version and
 the payload kind. A reader first decodes the bytes as a `PayloadEnvelope`
 (just the header) and refuses an absent header, another major version, a
 minor version above an agreed maximum, and another kind, before it parses
-the rest. Writing always uses `SerializeToString(deterministic=True)`: the
-Python runtime writes known fields in field-number order and repeated
-scalars packed, which with the lowering's canonical choices gives
-canonical bytes.
+the rest.
 """
 
 from __future__ import annotations
@@ -28,13 +25,10 @@ KIND_NAMES = {
 
 
 def header(kind: int) -> payload_pb2.Header:
+    """The header this writer writes for a payload kind."""
     return payload_pb2.Header(
         major_version=SCHEMA_MAJOR_VERSION, minor_version=SCHEMA_MINOR_VERSION, kind=kind
     )
-
-
-def to_bytes(msg: Message) -> bytes:
-    return msg.SerializeToString(deterministic=True)
 
 
 def _parse(cls: type[Message], data: bytes) -> Message:
@@ -47,6 +41,7 @@ def _parse(cls: type[Message], data: bytes) -> Message:
 
 
 def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int | None) -> None:
+    """The header is there, of this major version, a minor version within reach, and `kind`."""
     if h is None:
         raise DecodeError("header", "unsupported-version", "no header: not a colocated.v1 payload")
     if h.major_version != SCHEMA_MAJOR_VERSION:

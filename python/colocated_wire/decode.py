@@ -1,0 +1,105 @@
+"""Decoding: bytes -> the wire scan and the header -> check (messages only) -> lift.
+
+Nothing is lifted before everything is checked: the table entry by entry,
+then the payload's parts. Lifting then builds JAX objects from checked
+messages and the facts their checks returned. The public functions mirror
+`_deserialize_specs` of jax/experimental/colocated_python/serialization.py
+and what colocated Python ships through IFRT's CustomCallProgram.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import NamedTuple
+
+import jax
+from jax import tree_util
+from jax._src.lib import xla_client as xc
+
+from colocated.v1 import payload_pb2
+from colocated_wire.entries.device_list import DEVICE_LIST
+from colocated_wire.errors import DecodeError
+from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
+from colocated_wire.payload.function import check_function, lift_function
+from colocated_wire.payload.header import parse_payload
+from colocated_wire.payload.specs import check_specs, lift_specs
+from colocated_wire.provenance import Origin, remember
+from colocated_wire.table.check_table import check_table
+from colocated_wire.table.lift_table import lift_table
+
+
+class Program(NamedTuple):
+    fun: Callable
+    in_treedef: tree_util.PyTreeDef
+    in_leaves: tuple[jax.ShapeDtypeStruct, ...]
+    out_treedef: tree_util.PyTreeDef | None
+    out_leaves: tuple[jax.ShapeDtypeStruct, ...] | None
+    devices: xc.DeviceList
+
+
+def deserialize_specs(
+    data: bytes, *, limits: DecodeLimits | None = None, max_minor_version: int | None = None
+) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
+    """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes."""
+    limits = limits or DEFAULT_LIMITS
+    msg, unknown_fields = parse_payload(
+        data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
+    )
+    refs = check_table(msg.table if msg.HasField("table") else None, limits)
+    if not msg.HasField("specs"):
+        raise DecodeError("specs", "missing", "the payload has no specs")
+    shape = check_specs(msg.specs, "specs", refs, limits)
+
+    objects = lift_table(refs)
+    treedef, leaves = lift_specs(msg.specs, shape, objects)
+    if unknown_fields:
+        leaves = remember(leaves, Origin(msg, objects, (treedef,)))
+    return treedef, leaves
+
+
+def deserialize_program(
+    data: bytes,
+    *,
+    allow_pickle: bool = False,
+    allowed_modules: Collection[str] | None = None,
+    limits: DecodeLimits | None = None,
+    max_minor_version: int | None = None,
+) -> Program:
+    """The Program of ProgramPayload bytes.
+
+    A pickled function is unpickled only if `allow_pickle`; otherwise `fun`
+    is an `UnloadedFunction` that raises when called. A function by name is
+    imported only from `allowed_modules`; without them, only a module already
+    imported resolves (else LiftError).
+    """
+    limits = limits or DEFAULT_LIMITS
+    msg, unknown_fields = parse_payload(
+        data,
+        payload_pb2.ProgramPayload,
+        payload_pb2.PAYLOAD_KIND_PROGRAM,
+        limits,
+        max_minor_version,
+    )
+    refs = check_table(msg.table if msg.HasField("table") else None, limits)
+    if not msg.HasField("devices"):
+        raise DecodeError("devices", "missing", "a program needs its devices")
+    refs.check(msg.devices, "devices", DEVICE_LIST)
+    case = check_function(msg.function, refs)
+    if not msg.HasField("input_specs"):
+        raise DecodeError("input_specs", "missing", "a program needs its input specs")
+    in_shape = check_specs(msg.input_specs, "input_specs", refs, limits)
+    out_shape = None
+    if msg.HasField("output_specs"):
+        out_shape = check_specs(msg.output_specs, "output_specs", refs, limits)
+
+    objects = lift_table(refs)
+    in_treedef, in_leaves = lift_specs(msg.input_specs, in_shape, objects)
+    out_treedef = out_leaves = None
+    if out_shape is not None:
+        out_treedef, out_leaves = lift_specs(msg.output_specs, out_shape, objects)
+    fun = lift_function(msg.function, case, objects, allow_pickle, allowed_modules)
+    devices = objects[msg.devices]
+    if unknown_fields:
+        returned = (fun, in_treedef, out_treedef, out_leaves, devices)
+        in_leaves = remember(in_leaves, Origin(msg, objects, returned))
+    return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)

@@ -1,0 +1,70 @@
+"""Encoding: JAX objects -> lowered into one table and the payload's parts -> canonical bytes.
+
+The public functions mirror `_serialize_specs` of
+jax/experimental/colocated_python/serialization.py and what colocated Python
+ships through IFRT's CustomCallProgram (fun, in specs, out specs, devices).
+Writing always uses `SerializeToString(deterministic=True)`: the Python
+runtime writes known fields in field-number order and repeated scalars
+packed, which with the lowering's canonical choices gives canonical bytes.
+The very objects a decode returned give back a payload of a newer minor
+version with all it held (provenance.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax
+from jax import tree_util
+from jax._src.lib import xla_client as xc
+
+from colocated.v1 import payload_pb2
+from colocated_wire.errors import EncodeError
+from colocated_wire.payload.function import lower_function
+from colocated_wire.payload.header import header
+from colocated_wire.payload.specs import lower_specs
+from colocated_wire.provenance import carry, origin_of, seeded_table
+
+
+def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct]) -> bytes:
+    """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs."""
+    origin = origin_of(leaves, treedef)
+    builder = seeded_table(origin)
+    specs = lower_specs(builder, treedef, leaves)
+    payload = payload_pb2.SpecsPayload(
+        header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=specs
+    )
+    return carry(origin, payload, builder).SerializeToString(deterministic=True)
+
+
+def serialize_program(
+    fun: Callable,
+    in_treedef: tree_util.PyTreeDef,
+    in_leaves: Sequence[jax.ShapeDtypeStruct],
+    out_treedef: tree_util.PyTreeDef | None,
+    out_leaves: Sequence[jax.ShapeDtypeStruct] | None,
+    devices: xc.DeviceList | Sequence[jax.Device],
+) -> bytes:
+    """Canonical ProgramPayload bytes. Output specs may be None (unknown).
+
+    The table is filled in the order of docs/wire-format.md: the devices, the
+    pickled function's refs, the input leaves, the output leaves.
+    """
+    if (out_treedef is None) != (out_leaves is None):
+        raise EncodeError("out_treedef and out_leaves are both given or both None")
+    if devices is None:
+        raise EncodeError("a program needs its devices")
+    origin = origin_of(in_leaves, fun, in_treedef, out_treedef, out_leaves, devices)
+    builder = seeded_table(origin)
+    msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM))
+    msg.devices = builder.add_devices(devices)
+    if origin is not None:  # the decoded function, as it came (its refs keep their indices)
+        msg.function.CopyFrom(origin.message.function)
+    else:
+        lower_function(fun, builder, msg.function)
+    msg.input_specs.CopyFrom(lower_specs(builder, in_treedef, in_leaves))
+    if out_treedef is not None:
+        msg.output_specs.CopyFrom(lower_specs(builder, out_treedef, out_leaves))
+    msg.table.CopyFrom(builder.table)
+    msg.table.SetInParent()
+    return carry(origin, msg, builder).SerializeToString(deterministic=True)

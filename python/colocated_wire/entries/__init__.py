@@ -1,0 +1,28 @@
+"""One codec per entry kind: each module has `lower`, `check` and `lift`, its rules and enums.
+
+`lower(obj, ctx)` writes a JAX object as its message, adding what it refers
+to through the table builder; `check(msg, ctx)` checks a message and returns
+the facts lifting needs, without building any JAX object; `lift(msg, ctx)`
+turns a checked message into its JAX object. `TYPE` is the class a kind
+lowers. The treedef (entries/treedef.py) has the same shape but sits in the
+specs, not in the table.
+"""
+
+from colocated_wire.entries import (
+    array_spec,
+    device_list,
+    gspmd_sharding,
+    mesh,
+    named_sharding,
+    single_device_sharding,
+)
+
+# The codec of each table entry kind, by the `Entry` oneof case.
+ENTRIES = {
+    "device_list": device_list,
+    "mesh": mesh,
+    "named_sharding": named_sharding,
+    "single_device_sharding": single_device_sharding,
+    "gspmd_sharding": gspmd_sharding,
+    "array_spec": array_spec,
+}

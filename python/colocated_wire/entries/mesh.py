@@ -1,0 +1,98 @@
+"""Mesh entries: a device list reference, and the axes (sizes, names, types) that shape it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from jax.sharding import AxisType, Mesh
+
+from colocated.v1 import table_pb2
+from colocated_wire.entries.device_list import DEVICE_LIST
+from colocated_wire.entries.problem import Problem, raise_problem, refuse
+from colocated_wire.enums import wire_names
+from colocated_wire.errors import DecodeError, EncodeError
+
+if TYPE_CHECKING:
+    from colocated_wire.table.check_table import CheckContext
+    from colocated_wire.table.lift_table import LiftContext
+    from colocated_wire.table.lower_table import LowerContext
+
+TYPE = Mesh
+# Axis types by name: AXIS_TYPE_EXPLICIT is AxisType.Explicit.
+AXIS_TYPES = {
+    v: AxisType[n.capitalize()] for v, n in wire_names(table_pb2.AxisType, "AXIS_TYPE_").items()
+}
+_AXIS_TYPES_TO_WIRE = {t: v for v, t in AXIS_TYPES.items()}
+# A reference to a mesh.
+MESH = frozenset({"mesh"})
+
+
+def mesh_problem(
+    sizes: Sequence[int], names: Sequence[str], type_count: int, device_count: int
+) -> Problem | None:
+    """A mesh's axes against its device count: counts, then names, then sizes."""
+    if not len(sizes) == len(names) == type_count:
+        detail = f"{len(sizes)} sizes, {len(names)} names and {type_count} types disagree"
+        return Problem("invalid-mesh", detail)
+    for k, name in enumerate(names):
+        if not name:
+            return Problem("invalid-value", "empty axis name", f".axis_names[{k}]")
+        if name in names[:k]:
+            return Problem("invalid-mesh", f"axis {name!r} repeats", f".axis_names[{k}]")
+    if int(np.prod(sizes, dtype=object)) != device_count:
+        detail = f"sizes {list(sizes)} do not hold {device_count} devices"
+        return Problem("invalid-mesh", detail, ".axis_sizes")
+    if device_count == 0:  # JAX aborts the process on a sharding over an empty mesh
+        return Problem("invalid-mesh", "a mesh holds no devices", ".axis_sizes")
+    return None
+
+
+def lower(mesh: Mesh, ctx: LowerContext) -> table_pb2.Mesh:
+    """The Mesh message; its devices are added to the table first."""
+    names = _axis_names(mesh.axis_names)
+    sizes = list(mesh.devices.shape)
+    refuse("mesh", mesh_problem(sizes, names, len(mesh.axis_types), mesh.devices.size))
+    return table_pb2.Mesh(
+        device_list=ctx.builder.add_devices(mesh.devices.flat),
+        axis_sizes=sizes,
+        axis_names=names,
+        axis_types=[_AXIS_TYPES_TO_WIRE[t] for t in mesh.axis_types],
+    )
+
+
+def _axis_names(names: Sequence[Any]) -> list[str]:
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise EncodeError(f"mesh axis name {n!r}: axis names must be non-empty str")
+    return list(names)
+
+
+def check(msg: table_pb2.Mesh, ctx: CheckContext) -> None:
+    """Checks the device list reference, the rank, the axis types, then the axes."""
+    path, refs = ctx.path, ctx.refs
+    dl = refs.require(msg, "device_list", f"{path}.device_list", DEVICE_LIST, ctx.index)
+    sizes, names, types = list(msg.axis_sizes), list(msg.axis_names), list(msg.axis_types)
+    if len(sizes) > ctx.limits.max_rank:
+        raise DecodeError(
+            f"{path}.axis_sizes",
+            "limit-exceeded",
+            f"rank {len(sizes)} exceeds the limit of {ctx.limits.max_rank}",
+        )
+    for k, t in enumerate(types):
+        if t not in AXIS_TYPES:
+            raise DecodeError(f"{path}.axis_types[{k}]", "unknown-enum", f"unknown axis type {t}")
+    raise_problem(path, mesh_problem(sizes, names, len(types), len(refs.facts[dl])))
+
+
+def lift(msg: table_pb2.Mesh, ctx: LiftContext) -> Mesh:
+    """The Mesh over the lifted device list."""
+    device_list = ctx.objects[msg.device_list]
+    # fromiter fills an object array several times faster than slice assignment.
+    devices = np.fromiter(device_list, dtype=object, count=len(device_list))
+    return Mesh(
+        devices.reshape(tuple(msg.axis_sizes)),
+        tuple(msg.axis_names),
+        axis_types=tuple(AXIS_TYPES[t] for t in msg.axis_types),
+    )

@@ -1,0 +1,162 @@
+"""NamedSharding entries: a mesh reference, a PartitionSpec over its axes, a memory kind."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from colocated.v1 import table_pb2
+from colocated_wire.entries.memory_kind import (
+    check_memory_kind,
+    lift_memory_kind,
+    lower_memory_kind,
+)
+from colocated_wire.entries.mesh import MESH
+from colocated_wire.entries.problem import Problem, raise_problem, refuse
+from colocated_wire.errors import EncodeError
+
+if TYPE_CHECKING:
+    from colocated_wire.table.check_table import CheckContext
+    from colocated_wire.table.lift_table import LiftContext
+    from colocated_wire.table.lower_table import LowerContext
+
+TYPE = NamedSharding
+_P = table_pb2
+# The fewest and most axes of each PartitionSpec entry kind (None: no most).
+_SPEC_KINDS = {
+    _P.PARTITION_SPEC_ENTRY_KIND_NONE: (0, 0),
+    _P.PARTITION_SPEC_ENTRY_KIND_AXIS: (1, 1),
+    _P.PARTITION_SPEC_ENTRY_KIND_TUPLE: (0, None),
+    _P.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED: (0, 0),
+}
+
+
+class SpecAxisRules:
+    """The axes of one PartitionSpec, checked one at a time in order, as JAX checks them."""
+
+    def __init__(self, mesh_axes: Sequence[str], mesh_types: Sequence[int]):
+        self.types = dict(zip(mesh_axes, mesh_types, strict=True))
+        self.used: set[str] = set()
+
+    def axis(self, name: str, role: str = "partition") -> Problem | None:
+        """The next axis the spec names: a mesh axis, used once; unreduced and reduced Explicit."""
+        if name not in self.types:
+            return Problem("unknown-axis", f"the mesh has no axis {name!r}")
+        if name in self.used:
+            return Problem("repeated-axis", f"axis {name!r} appears twice")
+        self.used.add(name)
+        if role != "partition" and self.types[name] != _P.AXIS_TYPE_EXPLICIT:
+            return Problem("invalid-value", f"{role} axis {name!r} is not Explicit")
+        return None
+
+    def unconstrained(self) -> Problem | None:
+        """An UNCONSTRAINED entry needs an Auto axis."""
+        if _P.AXIS_TYPE_AUTO in self.types.values():
+            return None
+        return Problem("invalid-value", "UNCONSTRAINED needs a mesh with an Auto axis")
+
+
+def spec_problem(
+    spec: table_pb2.PartitionSpec, mesh_axes: Sequence[str], mesh_types: Sequence[int]
+) -> Problem | None:
+    """A PartitionSpec message against its mesh: each entry (kind, arity, axes), then
+    unreduced and reduced, in order; `at` is below the spec."""
+    rules = SpecAxisRules(mesh_axes, mesh_types)
+    for j, e in enumerate(spec.entries):
+        at = f".entries[{j}]"
+        bounds = _SPEC_KINDS.get(e.kind)
+        if bounds is None:
+            return Problem("unknown-enum", f"unknown entry kind {e.kind}", f"{at}.kind")
+        lo, hi = bounds
+        if len(e.axes) < lo or (hi is not None and len(e.axes) > hi):
+            name = _P.PartitionSpecEntryKind.Name(e.kind)
+            return Problem("invalid-value", f"{len(e.axes)} axes for a {name} entry", f"{at}.axes")
+        if e.kind == _P.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED:
+            problem = rules.unconstrained()
+            if problem is not None:
+                return problem._replace(at=at)
+        for k, a in enumerate(e.axes):
+            problem = rules.axis(a)
+            if problem is not None:
+                return problem._replace(at=f"{at}.axes[{k}]")
+    for role in ("unreduced", "reduced"):
+        for k, a in enumerate(getattr(spec, role)):
+            problem = rules.axis(a, role)
+            if problem is not None:
+                return problem._replace(at=f".{role}[{k}]")
+    return None
+
+
+def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding:
+    """The NamedSharding message; its mesh is added to the table first."""
+    if not isinstance(sharding.mesh, Mesh):
+        raise EncodeError(
+            f"NamedSharding over {type(sharding.mesh).__name__}: only a concrete Mesh encodes"
+        )
+    msg = table_pb2.NamedSharding(mesh=ctx.builder.add(sharding.mesh))
+    lower_partition_spec(sharding.spec, msg.spec)
+    msg.spec.SetInParent()
+    mesh = ctx.builder.table.entries[msg.mesh].mesh
+    refuse("NamedSharding", spec_problem(msg.spec, mesh.axis_names, mesh.axis_types))
+    kind = lower_memory_kind(sharding, sharding.mesh.devices.flat[0])
+    if kind is not None:
+        msg.memory_kind = kind
+    return msg
+
+
+def lower_partition_spec(spec: PartitionSpec, out: table_pb2.PartitionSpec) -> None:
+    """Writes what the PartitionSpec literally holds (JAX already turns ('x',) into 'x')."""
+    for part in spec.partitions:
+        entry = out.entries.add()
+        if part is None:
+            entry.kind = _P.PARTITION_SPEC_ENTRY_KIND_NONE
+        elif part is PartitionSpec.UNCONSTRAINED:
+            entry.kind = _P.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED
+        elif isinstance(part, str):
+            entry.kind = _P.PARTITION_SPEC_ENTRY_KIND_AXIS
+            entry.axes.append(part)
+        elif isinstance(part, tuple) and all(isinstance(a, str) for a in part):
+            entry.kind = _P.PARTITION_SPEC_ENTRY_KIND_TUPLE
+            entry.axes.extend(part)
+        else:
+            raise EncodeError(f"PartitionSpec entry {part!r} is not None, a str or a tuple of str")
+    for name, axes in (("unreduced", spec.unreduced), ("reduced", spec.reduced)):
+        if not all(isinstance(a, str) for a in axes):
+            raise EncodeError(
+                f"PartitionSpec {name} axes must be str, got {sorted(map(repr, axes))}"
+            )
+        getattr(out, name).extend(sorted(axes))  # str order is code-point order
+
+
+def check(msg: table_pb2.NamedSharding, ctx: CheckContext) -> None:
+    """Checks the mesh reference, the spec against that mesh's axes, then the memory kind."""
+    path, refs = ctx.path, ctx.refs
+    mesh = refs.message(refs.require(msg, "mesh", f"{path}.mesh", MESH, ctx.index))
+    raise_problem(f"{path}.spec", spec_problem(msg.spec, mesh.axis_names, mesh.axis_types))
+    check_memory_kind(msg, path)
+
+
+def lift(msg: table_pb2.NamedSharding, ctx: LiftContext) -> NamedSharding:
+    """The NamedSharding on the lifted mesh."""
+    mesh = ctx.objects[msg.mesh]
+    kind = lift_memory_kind(msg, mesh.devices.flat[0])
+    return NamedSharding(mesh, lift_partition_spec(msg.spec), memory_kind=kind)
+
+
+def lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
+    """The PartitionSpec of a checked message."""
+    parts: list[Any] = []
+    for e in spec.entries:
+        if e.kind == _P.PARTITION_SPEC_ENTRY_KIND_NONE:
+            parts.append(None)
+        elif e.kind == _P.PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED:
+            parts.append(PartitionSpec.UNCONSTRAINED)
+        elif e.kind == _P.PARTITION_SPEC_ENTRY_KIND_AXIS:
+            parts.append(e.axes[0])
+        else:
+            parts.append(tuple(e.axes))
+    return PartitionSpec(
+        *parts, unreduced=frozenset(spec.unreduced), reduced=frozenset(spec.reduced)
+    )

@@ -1,0 +1,83 @@
+"""The program's function: by name, pickled, or of a kind from a newer minor version.
+
+How a function is named and resolved is functions.py; how a pickle keeps its
+shared objects in the table is pickling.py. This module writes, checks and
+lifts the `Function` message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from colocated.v1 import payload_pb2
+from colocated_wire.entries import ENTRIES
+from colocated_wire.errors import DecodeError
+from colocated_wire.functions import UnloadedFunction, name_of, resolve_by_name
+from colocated_wire.pickling import pickle_function, unpickle_function
+from colocated_wire.table.lower_table import TableBuilder
+from colocated_wire.table.references import References
+
+_ANY_SHARED = frozenset(ENTRIES)
+
+
+def lower_function(fun: Callable, builder: TableBuilder, out: payload_pb2.Function) -> None:
+    """Writes `fun` by name if it can be found again by it, else pickled."""
+    if isinstance(fun, UnloadedFunction):
+        # Written back as it came: an unknown kind's bytes, or the pickle and its refs.
+        if fun.unknown:
+            out.MergeFromString(fun.unknown)
+            return
+        out.pickled.pickle = fun.pickle
+        out.pickled.refs.extend(builder.add(obj) for obj in fun.shared)
+        out.pickled.SetInParent()
+        return
+    name = name_of(fun)
+    if name is not None:
+        out.by_name.module, out.by_name.qualname = name
+        return
+    data, refs = pickle_function(fun, builder)
+    out.pickled.pickle = data
+    out.pickled.refs.extend(refs)
+    out.pickled.SetInParent()
+
+
+def check_function(fn: payload_pb2.Function, refs: References) -> str | None:
+    """Checks the function's form; returns its oneof case (None: a newer kind)."""
+    case = fn.WhichOneof("function")
+    if case == "by_name":
+        for field in ("module", "qualname"):
+            if not getattr(fn.by_name, field):
+                raise DecodeError(f"function.by_name.{field}", "missing", f"{field} is required")
+    elif case == "pickled":
+        refs.check_all(fn.pickled.refs, "function.pickled.refs", _ANY_SHARED, allow_unknown=True)
+    elif not fn.ByteSize():
+        # No known kind and no fields of a newer one: nothing to run.
+        raise DecodeError("function", "missing", "no known function form (by_name or pickled)")
+    return case
+
+
+def lift_function(
+    fn: payload_pb2.Function,
+    case: str | None,
+    objects: list[Any],
+    allow_pickle: bool,
+    allowed_modules: Collection[str] | None,
+) -> Any:
+    """The callable; an UnloadedFunction when it may not or cannot be loaded here."""
+    if case == "by_name":
+        return resolve_by_name(fn.by_name.module, fn.by_name.qualname, allowed_modules)
+    if case == "pickled":
+        shared = tuple(objects[r] for r in fn.pickled.refs)
+        if not allow_pickle:
+            return UnloadedFunction(
+                "the function is pickled and deserialize_program was called without"
+                " allow_pickle=True",
+                fn.pickled.pickle,
+                shared,
+            )
+        return unpickle_function(fn.pickled.pickle, shared)
+    return UnloadedFunction(
+        "the payload's function is of a kind this version does not know",
+        unknown=fn.SerializeToString(deterministic=True),
+    )

@@ -1,0 +1,94 @@
+"""Lowering into a table: JAX objects -> entries of one SharedObjectTable.
+
+`TableBuilder.add` appends an object after its dependencies (post-order) and
+returns its index; the first encounter fixes the index, so the table order
+is canonical (docs/wire-format.md, "Table order"). Objects are deduplicated
+by value: an entry's key is its own canonical bytes, which hold its
+dependencies as indexes that were deduplicated first, so two objects share
+an entry exactly when they would be written alike -- equal-but-distinct
+meshes and ShapeDtypeStructs become one entry. A cache by identity makes
+repeated references to one object cost a dict lookup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import jax
+
+from colocated.v1 import table_pb2
+from colocated_wire.entries import ENTRIES, array_spec, device_list
+from colocated_wire.errors import EncodeError
+from colocated_wire.unknown import UnknownEntry
+
+# The model type each kind lowers, tried in this order when the type is a subclass.
+_BY_TYPE = {codec.TYPE: (kind, codec) for kind, codec in ENTRIES.items()}
+
+
+@dataclasses.dataclass(slots=True)
+class LowerContext:
+    """What an entry's `lower` adds its dependencies to."""
+
+    builder: TableBuilder
+
+
+class TableBuilder:
+    """Collects the shared objects of one payload, each distinct value once."""
+
+    def __init__(self) -> None:
+        self.table = table_pb2.SharedObjectTable()
+        self._ctx = LowerContext(self)
+        self._by_value: dict[bytes, int] = {}
+        self._by_leaf_fields: dict[tuple, int] = {}
+        self._by_identity: dict[int, int] = {}
+        self._keep_alive: list[Any] = []  # so that ids in _by_identity stay unique
+
+    def add(self, obj: Any) -> int:
+        """Adds a shared object (and what it refers to); returns its index."""
+        found = self._by_identity.get(id(obj))
+        if found is not None:
+            return found
+        if isinstance(obj, jax.ShapeDtypeStruct):
+            index = self._leaf(obj)
+        else:
+            index = self._intern(self._lower(obj))
+        self._by_identity[id(obj)] = index
+        self._keep_alive.append(obj)
+        return index
+
+    def add_devices(self, devices: Iterable[jax.Device]) -> int:
+        """A device list given as a DeviceList or any iterable of devices."""
+        if isinstance(devices, device_list.TYPE):
+            return self.add(devices)
+        return self._intern(table_pb2.Entry(device_list=device_list.lower(devices, self._ctx)))
+
+    def _leaf(self, spec: jax.ShapeDtypeStruct) -> int:
+        # Leaves are many and mostly equal: key them by their fields, before building a message.
+        key = array_spec.key(spec, self._ctx)
+        found = self._by_leaf_fields.get(key)
+        if found is None:
+            found = self._intern(table_pb2.Entry(array_spec=array_spec.lower(spec, self._ctx)))
+            self._by_leaf_fields[key] = found
+        return found
+
+    def _intern(self, entry: table_pb2.Entry) -> int:
+        key = entry.SerializeToString(deterministic=True)
+        index = self._by_value.get(key)
+        if index is None:
+            index = len(self.table.entries)
+            self.table.entries.append(entry)
+            self._by_value[key] = index
+        return index
+
+    def _lower(self, obj: Any) -> table_pb2.Entry:
+        found = _BY_TYPE.get(type(obj))
+        if found is None:
+            if isinstance(obj, UnknownEntry):
+                return table_pb2.Entry.FromString(obj.entry_bytes)
+            found = next(((k, c) for t, (k, c) in _BY_TYPE.items() if isinstance(obj, t)), None)
+        if found is None:
+            raise EncodeError(f"{type(obj).__name__} is not a shared object colocated.v1 can write")
+        kind, codec = found
+        return table_pb2.Entry(**{kind: codec.lower(obj, self._ctx)})
