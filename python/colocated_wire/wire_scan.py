@@ -3,82 +3,96 @@
 A payload of a few megabytes can hold millions of empty messages or packed
 values, and parsing builds all of them before any limit is looked at. The
 scan walks the bytes first and refuses, with `limit-exceeded`, a repeated
-field whose count passes its limit (table entries, tree nodes, device ids,
-ranks) and more unknown fields than allowed. It is also the one judge of the
-wire format, the same in both languages (src/wire-scan.ts): a field
-number of 0, a stray end-group, a length past its message, a cut varint, or
-a singular field given twice is `malformed`.
+field whose count passes the limit its `(limit)` option names in
+proto/colocated/v1 (table entries, tree nodes, device ids, ranks), and more
+unknown fields than allowed. It is also the one judge of the wire format, the
+same in both languages (src/wire-scan.ts): a field number of 0, a stray
+end-group, a length past its message, a cut varint, or a singular field given
+twice is `malformed`.
+
+Bombs are runs of one record written over and over, so a run of byte-identical
+records of one repeated or unknown field is scanned once and counted at once:
+its length is found by comparing ever longer slices, at the speed of memcmp.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import NamedTuple
+import dataclasses
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from colocated.v1 import limit_pb2
 from colocated_wire.errors import DecodeError
-from colocated_wire.limits import DecodeLimits
+from colocated_wire.limits import DecodeLimits, limit_name
 
 _MAX_GROUP_DEPTH = 32
 _HIGH_BYTES = bytes(range(0x80, 0x100))
+_SLICE = 1 << 20
+_UNKNOWN_FIELDS = limit_name(
+    limit_pb2.Limit.DESCRIPTOR.values_by_number[limit_pb2.LIMIT_MAX_UNKNOWN_FIELDS]
+)
+_TABLE = "colocated.v1.SharedObjectTable"  # whose entries are table[i], not entries[i]
 
-# The limit on each repeated field's count in one message, by "Message.field".
-LIMITS = {
-    "Specs.leaves": "max_tree_nodes",
-    "PickledFunction.refs": "max_table_entries",
-    "SharedObjectTable.entries": "max_table_entries",
-    "Iota.reshape_dims": "max_rank",
-    "Iota.transpose_perm": "max_rank",
-    "PlainDeviceIds.ids": "max_devices_per_list",
-    "DeltaDeviceIds.deltas": "max_devices_per_list",
-    "Mesh.axis_sizes": "max_rank",
-    "Mesh.axis_names": "max_rank",
-    "Mesh.axis_types": "max_rank",
-    "PartitionSpecEntry.axes": "max_rank",
-    "PartitionSpec.entries": "max_rank",
-    "PartitionSpec.unreduced": "max_rank",
-    "PartitionSpec.reduced": "max_rank",
-    "TileAssignment.dims": "max_rank",
-    "LogicalDeviceIds.ids": "max_devices_per_list",
-    "GspmdSharding.last_tile_dims": "max_rank",
-    "ArraySpec.shape": "max_rank",
-    "TreeDef.kinds": "max_tree_nodes",
-    "TreeDef.arities": "max_tree_nodes",
-    "TreeDef.strings": "max_tree_nodes",
-    "TreeDef.dict_keys": "max_tree_nodes",
-    "TreeDef.node_types": "max_tree_nodes",
-    "TreeDef.type_refs": "max_tree_nodes",
-    "TreeDef.node_data": "max_tree_nodes",
-    "NodeType.fields": "max_tree_nodes",
+# How a known tag's value is read: its wire type, or _PACKED for packed numbers.
+_VARINT, _FIXED64, _DELIMITED, _FIXED32, _PACKED = 0, 1, 2, 5, 8
+_FIXED = {
+    FieldDescriptor.TYPE_DOUBLE: _FIXED64,
+    FieldDescriptor.TYPE_FIXED64: _FIXED64,
+    FieldDescriptor.TYPE_SFIXED64: _FIXED64,
+    FieldDescriptor.TYPE_FLOAT: _FIXED32,
+    FieldDescriptor.TYPE_FIXED32: _FIXED32,
+    FieldDescriptor.TYPE_SFIXED32: _FIXED32,
 }
+_WIDTH = {_VARINT: 0, _FIXED64: 8, _FIXED32: 4}
 
 
-class _Field(NamedTuple):
-    name: str
-    message: Descriptor | None  # the type of a message field
-    varint: bool  # a varint scalar, else length-delimited
-    limit: str | None  # the limit of a repeated field
-    items: bool  # elements of a repeated message field are named `name[i]`
+# What the scan knows of a field, read once from its descriptor, as a plain tuple
+# (unpacked at once in the scan's inner loop):
+#   name: the field's name
+#   read: how its value is read, a wire type or _PACKED
+#   width: for _PACKED, bytes per value, 0 for varints
+#   limit: for a repeated field, the DecodeLimits field of its limit, else None
+#   message: for a message field, its type's plan, else None
+#   bit: for a singular field, its bit in the mask of fields seen
+#   item: elements of a repeated message field are `item[i]`
+_Field = tuple[str, int, int, "str | None", "dict | None", int, str]
+_PLANS: dict[Descriptor, dict[int, _Field]] = {}
 
 
-@functools.cache
-def _fields(desc: Descriptor) -> dict[int, _Field]:
-    out = {}
+def _plan(desc: Descriptor) -> dict[int, _Field]:
+    """The fields of `desc`, and of every message it holds, by the tags they are read under."""
+    plan = _PLANS.get(desc)
+    if plan is not None:
+        return plan
+    plan = _PLANS[desc] = {}  # before its fields, for recursive types
+    singular = 0
     for fd in desc.fields:
-        limit = LIMITS[f"{desc.name}.{fd.name}"] if fd.is_repeated else None
-        varint = fd.type not in (fd.TYPE_MESSAGE, fd.TYPE_STRING, fd.TYPE_BYTES)
-        message = fd.message_type if fd.type == FieldDescriptor.TYPE_MESSAGE else None
-        items = limit is not None and desc.name != "SharedObjectTable"
-        out[fd.number] = _Field(fd.name, message, varint, limit, items)
-    return out
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            raise TypeError(f"{fd.full_name}: the scan reads no maps")
+        message = _plan(fd.message_type) if fd.type == fd.TYPE_MESSAGE else None
+        delimited = message is not None or fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES)
+        read = _DELIMITED if delimited else _FIXED.get(fd.type, _VARINT)
+        limit, bit = None, 0
+        if fd.is_repeated:
+            option = fd.GetOptions().Extensions[limit_pb2.limit]
+            if option == limit_pb2.LIMIT_UNSPECIFIED:
+                raise TypeError(f"{fd.full_name} is repeated but has no (limit)")
+            limit = limit_name(limit_pb2.Limit.DESCRIPTOR.values_by_number[option])
+        else:
+            bit, singular = 1 << singular, singular + 1
+        item = "" if desc.full_name == _TABLE else fd.name
+        plan[fd.number << 3 | read] = (fd.name, read, 0, limit, message, bit, item)
+        if limit is not None and not delimited:  # numbers may come packed
+            width = _WIDTH[read]
+            plan[fd.number << 3 | _DELIMITED] = (fd.name, _PACKED, width, limit, None, 0, item)
+    return plan
 
 
 def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
     """The number of unknown fields in `data`; DecodeError if it is not a well-formed `root`
     within the limits."""
-    scan = _Scan(data, limits)
-    scan.message(root, 0, len(data), None)
+    scan = _Scan(bytes(data), limits)
+    scan.message(_plan(root), 0, len(data), None)
     return scan.unknown
 
 
@@ -95,90 +109,149 @@ def _path(link) -> str:
     return ".".join(reversed(parts)).replace(".[", "[")
 
 
+def _copies(data: bytes, view: memoryview, start: int, stop: int, end: int) -> int:
+    """How many copies of data[start:stop] follow it back to back before `end`."""
+    size = stop - start
+    total = 1  # copies known from `start`: doubled while the next as many match, then topped up
+    while data.startswith(view[start : start + total * size], start + total * size, end):
+        total *= 2
+    step = total // 2
+    while step:
+        if data.startswith(view[start : start + step * size], start + total * size, end):
+            total += step
+        step //= 2
+    return total - 1
+
+
 class _Scan:
     def __init__(self, data: bytes, limits: DecodeLimits):
         self.data = data
+        self.view = memoryview(data)
         self.limits = limits
         self.unknown = 0
+        self.limit = {f.name: getattr(limits, f.name) for f in dataclasses.fields(limits)}
+        self.max_unknown = self.limit[_UNKNOWN_FIELDS]
 
-    def message(self, desc: Descriptor, pos: int, end: int, path) -> None:
+    def message(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
         """Scans one message from `pos` to `end`."""
-        fields = _fields(desc)
-        singular = 0  # a bit per singular field seen
-        counts: dict[int, int] = {}  # per repeated field
         data = self.data
+        singular = 0  # a bit per singular field seen
+        counts = None  # per repeated field
         while pos < end:
+            start = pos
             tag = data[pos]
             if tag < 0x80:
                 pos += 1
             else:
                 tag, pos = self.varint(pos, end, 5)
-            number, wire_type = tag >> 3, tag & 7
-            field = fields.get(number)
-            if field is None or not _fits(field, wire_type):
-                if number == 0:
-                    raise _malformed("a field number is 0")
-                pos = self.skip_unknown(number, wire_type, pos, end, path, 0)
+            field = plan.get(tag)
+            if field is None:
+                pos = self.unknown_field(tag, start, pos, end, path)
                 continue
-            if field.limit is None:
-                if singular >> number & 1:
-                    raise _malformed(f"{_path((path, field.name, None))} appears twice")
-                singular |= 1 << number
-                seen = 0
-            else:
-                seen = counts.get(number, 0)
-            if wire_type == 0:
+            name, read, width, limit, message, bit, item = field
+            if read == _VARINT:
                 if pos < end and data[pos] < 0x80:
                     pos += 1
                 else:
                     pos = self.varint(pos, end, 10)[1]
-                if field.limit is not None:
-                    counts[number] = self.count(field, path, seen + 1)
-                continue
-            length = data[pos] if pos < end else 0x80
-            if length < 0x80:
-                pos += 1
+                stop = pos
+            elif read == _FIXED64 or read == _FIXED32:
+                stop = pos + (8 if read == _FIXED64 else 4)
+                if stop > end:
+                    raise _malformed("a fixed-width value is cut off")
             else:
-                length, pos = self.varint(pos, end, 10)
-            if length > end - pos:
-                raise _malformed("a length runs past the end of its message")
-            stop = pos + length
-            if field.limit is not None:
-                values = 1
-                if field.varint:  # packed
-                    if length and data[stop - 1] >= 0x80:
-                        raise _malformed("a packed varint is cut off")
-                    values = length
-                    if length > self.limit(field):  # count them only when it can matter
-                        values = len(data[pos:stop].translate(None, _HIGH_BYTES))
-                counts[number] = self.count(field, path, seen + values)
-            if field.message is not None:
-                if field.limit is None:
-                    item = (path, field.name, None)
-                elif field.items:
-                    item = (path, field.name, seen)
-                else:  # table entries are table[i]
-                    item = (path, "", seen)
-                self.message(field.message, pos, stop, item)
+                length = data[pos] if pos < end else 0x80
+                if length < 0x80:
+                    pos += 1
+                else:
+                    length, pos = self.varint(pos, end, 10)
+                if length > end - pos:
+                    raise _malformed("a length runs past the end of its message")
+                stop = pos + length
+            if limit is None:
+                if singular & bit:
+                    raise _malformed(f"{_path((path, name, None))} appears twice")
+                singular |= bit
+                if message is not None and stop > pos:  # an empty message holds nothing
+                    self.message(message, pos, stop, (path, name, None))
+                pos = stop
+                continue
+            if counts is None:
+                counts = {}
+            seen = counts.get(name, 0)
+            items = self.packed(width, pos, stop) if read == _PACKED else 1
+            count = seen + items
+            if count > self.limit[limit]:
+                raise self.too_many(name, limit, path)
+            unknown = self.unknown
+            if message is not None and stop > pos:
+                self.message(message, pos, stop, (path, item, seen))
             pos = stop
-        if pos != end:
-            raise _malformed("a field runs past the end of its message")
+            # Byte-identical records that follow, with nothing unknown inside, are counted at once.
+            if self.unknown == unknown and self.repeats(start, pos, end):
+                copies = _copies(data, self.view, start, pos, end)
+                count += items * copies
+                if count > self.limit[limit]:
+                    raise self.too_many(name, limit, path)
+                pos += copies * (pos - start)
+            counts[name] = count
 
-    def limit(self, field: _Field) -> int:
-        return getattr(self.limits, field.limit)
+    def repeats(self, start: int, stop: int, end: int) -> bool:
+        """Whether data[start:stop] comes again right after it; its last byte is looked at first."""
+        data = self.data
+        after = 2 * stop - start
+        return (
+            after <= end
+            and data[after - 1] == data[stop - 1]
+            and data.startswith(self.view[start:stop], stop, end)
+        )
 
-    def count(self, field: _Field, path, count: int) -> int:
-        if count > getattr(self.limits, field.limit):
-            at = _path((path, field.name, None))
-            raise DecodeError(at, "limit-exceeded", f"more than {self.limit(field)} values")
-        return count
+    def packed(self, width: int, pos: int, stop: int) -> int:
+        """The number of values packed from `pos` to `stop`, each `width` bytes or a varint."""
+        length = stop - pos
+        if width:
+            if length % width:
+                raise _malformed("a packed value is cut off")
+            return length // width
+        data = self.data
+        if length and data[stop - 1] >= 0x80:
+            raise _malformed("a packed varint is cut off")
+        # Each varint ends in a byte below 0x80; counted a slice at a time, to copy little.
+        return sum(
+            len(data[at : min(at + _SLICE, stop)].translate(None, _HIGH_BYTES))
+            for at in range(pos, stop, _SLICE)
+        )
 
-    def skip_unknown(self, number, wire_type, pos, end, path, depth) -> int:
-        if depth == 0:
-            self.unknown += 1
-            if self.unknown > self.limits.max_unknown_fields:
-                detail = f"more than {self.limits.max_unknown_fields} unknown fields"
-                raise DecodeError(_path(path) or "payload", "limit-exceeded", detail)
+    def too_many(self, name: str, limit: str, path) -> DecodeError:
+        detail = f"more than {self.limit[limit]} values ({limit})"
+        return DecodeError(_path((path, name, None)), "limit-exceeded", detail)
+
+    def unknown_field(self, tag: int, start: int, pos: int, end: int, path) -> int:
+        """Skips an unknown field, and the byte-identical ones that follow; counts them."""
+        number, wire_type = tag >> 3, tag & 7
+        if number == 0:
+            raise _malformed("a field number is 0")
+        if wire_type > 5:
+            raise _malformed(f"wire type {wire_type}")
+        self.count_unknown(1, path)
+        if wire_type == 0 and pos < end and self.data[pos] < 0x80:
+            pos += 1  # the most common unknown field: a small number
+        else:
+            pos = self.skip(number, wire_type, pos, end, 0)
+        if self.repeats(start, pos, end):
+            copies = _copies(self.data, self.view, start, pos, end)
+            self.count_unknown(copies, path)
+            pos += copies * (pos - start)
+        return pos
+
+    def count_unknown(self, count: int, path) -> None:
+        self.unknown += count
+        if self.unknown > self.max_unknown:
+            detail = f"more than {self.max_unknown} unknown fields ({_UNKNOWN_FIELDS})"
+            raise DecodeError(_path(path) or "payload", "limit-exceeded", detail)
+
+    def skip(self, number: int, wire_type: int, pos: int, end: int, depth: int) -> int:
+        """Where the field after this one begins; its groups may nest _MAX_GROUP_DEPTH deep."""
         if wire_type == 0:
             return self.varint(pos, end, 10)[1]
         if wire_type in (1, 5):
@@ -196,14 +269,17 @@ class _Scan:
                 raise _malformed("groups nest too deep")
             while True:
                 tag, pos = self.varint(pos, end, 5)
-                if tag & 7 == 4:
-                    if tag >> 3 != number:
+                inner, inner_type = tag >> 3, tag & 7
+                if inner == 0:
+                    raise _malformed("a field number is 0")
+                if inner_type > 5:
+                    raise _malformed(f"wire type {inner_type}")
+                if inner_type == 4:
+                    if inner != number:
                         raise _malformed("a group ends with another field's tag")
                     return pos
-                if tag >> 3 == 0:
-                    raise _malformed("a field number is 0")
-                pos = self.skip_unknown(tag >> 3, tag & 7, pos, end, path, depth + 1)
-        raise _malformed(f"wire type {wire_type} where no group is open")
+                pos = self.skip(inner, inner_type, pos, end, depth + 1)
+        raise _malformed("an end-group where no group is open")
 
     def varint(self, pos: int, end: int, max_bytes: int) -> tuple[int, int]:
         """(value, next position) of a varint of at most `max_bytes` bytes within `end`."""
@@ -220,10 +296,3 @@ class _Scan:
                     raise _malformed("a tag passes 32 bits")
                 return value, pos
         raise _malformed("a varint is too long")
-
-
-def _fits(field: _Field, wire_type: int) -> bool:
-    """Whether a known field is read with this wire type; otherwise it is unknown."""
-    if field.varint:
-        return wire_type == 0 or (wire_type == 2 and field.limit is not None)
-    return wire_type == 2
