@@ -1,10 +1,11 @@
 """Decoding: bytes -> the wire scan and the header -> check (messages only) -> lift.
 
 Nothing is lifted before everything is checked: the table entry by entry,
-then the payload's parts. Lifting then builds JAX objects from checked
-messages and the facts their checks returned. The public functions mirror
-`_deserialize_specs` of jax/experimental/colocated_python/serialization.py
-and what colocated Python ships through IFRT's CustomCallProgram.
+then the payload's parts in field order. Lifting then builds JAX objects
+from checked messages and the facts their checks returned. The public
+functions mirror `_deserialize_specs` of
+jax/experimental/colocated_python/serialization.py and what colocated Python
+ships through IFRT's CustomCallProgram.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 import jax
+from google.protobuf.message import Message
 from jax import tree_util
 from jax._src.lib import xla_client as xc
 
@@ -20,12 +22,11 @@ from colocated.v1 import payload_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
-from colocated_wire.payload.function import check_function, lift_function
+from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import parse_payload
-from colocated_wire.payload.specs import check_specs, lift_specs
 from colocated_wire.provenance import Origin, remember
-from colocated_wire.table.check_table import check_table
-from colocated_wire.table.lift_table import lift_table
+from colocated_wire.table.check_table import CheckContext, check_table
+from colocated_wire.table.lift_table import LiftContext, lift_table
 
 
 class Program(NamedTuple):
@@ -46,12 +47,10 @@ def deserialize_specs(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
     refs = check_table(msg.table if msg.HasField("table") else None, limits)
-    if not msg.HasField("specs"):
-        raise DecodeError("specs", "missing", "the payload has no specs")
-    shape = check_specs(msg.specs, "specs", refs, limits)
+    shape = specs.check(_part(msg, "specs"), CheckContext(refs.table_size, "specs", refs, limits))
 
     objects = lift_table(refs)
-    treedef, leaves = lift_specs(msg.specs, shape, objects)
+    treedef, leaves = specs.lift(msg.specs, LiftContext(objects, shape))
     if unknown_fields:
         leaves = remember(leaves, Origin(msg, objects, (treedef,)))
     return treedef, leaves
@@ -81,25 +80,33 @@ def deserialize_program(
         max_minor_version,
     )
     refs = check_table(msg.table if msg.HasField("table") else None, limits)
+
+    def at(path: str) -> CheckContext:
+        return CheckContext(refs.table_size, path, refs, limits)
+
+    # The parts in field order: devices, function, input specs, output specs.
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")
     refs.check(msg.devices, "devices", DEVICE_LIST)
-    case = check_function(msg.function, refs)
-    if not msg.HasField("input_specs"):
-        raise DecodeError("input_specs", "missing", "a program needs its input specs")
-    in_shape = check_specs(msg.input_specs, "input_specs", refs, limits)
+    function.check(msg.function, at("function"))
+    in_shape = specs.check(_part(msg, "input_specs"), at("input_specs"))
     out_shape = None
     if msg.HasField("output_specs"):
-        out_shape = check_specs(msg.output_specs, "output_specs", refs, limits)
+        out_shape = specs.check(msg.output_specs, at("output_specs"))
 
     objects = lift_table(refs)
-    in_treedef, in_leaves = lift_specs(msg.input_specs, in_shape, objects)
+    in_treedef, in_leaves = specs.lift(msg.input_specs, LiftContext(objects, in_shape))
     out_treedef = out_leaves = None
     if out_shape is not None:
-        out_treedef, out_leaves = lift_specs(msg.output_specs, out_shape, objects)
-    fun = lift_function(msg.function, case, objects, allow_pickle, allowed_modules)
+        out_treedef, out_leaves = specs.lift(msg.output_specs, LiftContext(objects, out_shape))
+    fun = function.lift(msg.function, LiftContext(objects, None), allow_pickle, allowed_modules)
     devices = objects[msg.devices]
     if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
         in_leaves = remember(in_leaves, Origin(msg, objects, returned))
     return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
+
+
+def _part(msg: Message, field: str) -> Message | None:
+    """A message field, or None when it is absent."""
+    return getattr(msg, field) if msg.HasField(field) else None

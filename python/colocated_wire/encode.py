@@ -20,19 +20,19 @@ from jax._src.lib import xla_client as xc
 
 from colocated.v1 import payload_pb2
 from colocated_wire.errors import EncodeError
-from colocated_wire.payload.function import lower_function
+from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import header
-from colocated_wire.payload.specs import lower_specs
 from colocated_wire.provenance import carry, origin_of, seeded_table
+from colocated_wire.table.lower_table import LowerContext
 
 
 def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct]) -> bytes:
     """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs."""
     origin = origin_of(leaves, treedef)
     builder = seeded_table(origin)
-    specs = lower_specs(builder, treedef, leaves)
+    message = specs.lower(treedef, leaves, LowerContext(builder))
     payload = payload_pb2.SpecsPayload(
-        header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=specs
+        header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=message
     )
     return carry(origin, payload, builder).SerializeToString(deterministic=True)
 
@@ -56,15 +56,16 @@ def serialize_program(
         raise EncodeError("a program needs its devices")
     origin = origin_of(in_leaves, fun, in_treedef, out_treedef, out_leaves, devices)
     builder = seeded_table(origin)
+    ctx = LowerContext(builder)
     msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM))
     msg.devices = builder.add_devices(devices)
     if origin is not None:  # the decoded function, as it came (its refs keep their indices)
         msg.function.CopyFrom(origin.message.function)
     else:
-        lower_function(fun, builder, msg.function)
-    msg.input_specs.CopyFrom(lower_specs(builder, in_treedef, in_leaves))
+        msg.function.CopyFrom(function.lower(fun, ctx))
+    msg.input_specs.CopyFrom(specs.lower(in_treedef, in_leaves, ctx))
     if out_treedef is not None:
-        msg.output_specs.CopyFrom(lower_specs(builder, out_treedef, out_leaves))
+        msg.output_specs.CopyFrom(specs.lower(out_treedef, out_leaves, ctx))
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
     return carry(origin, msg, builder).SerializeToString(deterministic=True)

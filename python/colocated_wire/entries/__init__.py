@@ -8,6 +8,9 @@ lowers. The treedef (entries/treedef.py) has the same shape but sits in the
 specs, not in the table.
 """
 
+from types import ModuleType
+from typing import Any
+
 from colocated_wire.entries import (
     array_spec,
     device_list,
@@ -26,3 +29,13 @@ ENTRIES = {
     "gspmd_sharding": gspmd_sharding,
     "array_spec": array_spec,
 }
+
+_BY_TYPE = {codec.TYPE: (kind, codec) for kind, codec in ENTRIES.items()}
+
+
+def codec_of(obj: Any) -> tuple[str, ModuleType] | None:
+    """(kind, module) that lowers an object, by its class (a subclass found by isinstance)."""
+    found = _BY_TYPE.get(type(obj))
+    if found is None:
+        found = next((kc for t, kc in _BY_TYPE.items() if isinstance(obj, t)), None)
+    return found

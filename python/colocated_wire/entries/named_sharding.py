@@ -58,7 +58,7 @@ class SpecAxisRules:
         return Problem("invalid-value", "UNCONSTRAINED needs a mesh with an Auto axis")
 
 
-def spec_problem(
+def spec_axes_problem(
     spec: table_pb2.PartitionSpec, mesh_axes: Sequence[str], mesh_types: Sequence[int]
 ) -> Problem | None:
     """A PartitionSpec message against its mesh: each entry (kind, arity, axes), then
@@ -99,7 +99,7 @@ def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding
     lower_partition_spec(sharding.spec, msg.spec)
     msg.spec.SetInParent()
     mesh = ctx.builder.table.entries[msg.mesh].mesh
-    refuse("NamedSharding", spec_problem(msg.spec, mesh.axis_names, mesh.axis_types))
+    refuse("NamedSharding", spec_axes_problem(msg.spec, mesh.axis_names, mesh.axis_types))
     kind = lower_memory_kind(sharding, sharding.mesh.devices.flat[0])
     if kind is not None:
         msg.memory_kind = kind
@@ -134,7 +134,7 @@ def check(msg: table_pb2.NamedSharding, ctx: CheckContext) -> None:
     """Checks the mesh reference, the spec against that mesh's axes, then the memory kind."""
     path, refs = ctx.path, ctx.refs
     mesh = refs.message(refs.require(msg, "mesh", f"{path}.mesh", MESH, ctx.index))
-    raise_problem(f"{path}.spec", spec_problem(msg.spec, mesh.axis_names, mesh.axis_types))
+    raise_problem(f"{path}.spec", spec_axes_problem(msg.spec, mesh.axis_names, mesh.axis_types))
     check_memory_kind(msg, path)
 
 

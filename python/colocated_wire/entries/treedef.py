@@ -37,7 +37,6 @@ from colocated_wire.errors import DecodeError, EncodeError, LiftError
 if TYPE_CHECKING:
     from colocated_wire.table.check_table import CheckContext
     from colocated_wire.table.lift_table import LiftContext
-    from colocated_wire.table.lower_table import LowerContext
 
 TYPE = tree_util.PyTreeDef
 
@@ -102,7 +101,7 @@ def decode_node_data(data: bytes) -> Any:
 # ---- lowering ---------------------------------------------------------------
 
 
-def lower(treedef: tree_util.PyTreeDef, ctx: LowerContext) -> tree_pb2.TreeDef:
+def lower(treedef: tree_util.PyTreeDef) -> tree_pb2.TreeDef:
     """The TreeDef message of a PyTreeDef, in preorder."""
     kinds: list[int] = []
     arities: list[int] = []

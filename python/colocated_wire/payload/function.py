@@ -15,56 +15,64 @@ from colocated_wire.entries import ENTRIES
 from colocated_wire.errors import DecodeError
 from colocated_wire.functions import UnloadedFunction, name_of, resolve_by_name
 from colocated_wire.pickling import pickle_function, unpickle_function
-from colocated_wire.table.lower_table import TableBuilder
-from colocated_wire.table.references import References
+from colocated_wire.table.check_table import CheckContext
+from colocated_wire.table.lift_table import LiftContext
+from colocated_wire.table.lower_table import LowerContext
 
 _ANY_SHARED = frozenset(ENTRIES)
 
 
-def lower_function(fun: Callable, builder: TableBuilder, out: payload_pb2.Function) -> None:
-    """Writes `fun` by name if it can be found again by it, else pickled."""
+def lower(fun: Callable, ctx: LowerContext) -> payload_pb2.Function:
+    """`fun` by name if it can be found again by it, else pickled: the pickle's shared objects
+    go into the table."""
+    out = payload_pb2.Function()
+    builder = ctx.builder
     if isinstance(fun, UnloadedFunction):
         # Written back as it came: an unknown kind's bytes, or the pickle and its refs.
         if fun.unknown:
             out.MergeFromString(fun.unknown)
-            return
+            return out
         out.pickled.pickle = fun.pickle
         out.pickled.refs.extend(builder.add(obj) for obj in fun.shared)
         out.pickled.SetInParent()
-        return
+        return out
     name = name_of(fun)
     if name is not None:
         out.by_name.module, out.by_name.qualname = name
-        return
+        return out
     data, refs = pickle_function(fun, builder)
     out.pickled.pickle = data
     out.pickled.refs.extend(refs)
     out.pickled.SetInParent()
+    return out
 
 
-def check_function(fn: payload_pb2.Function, refs: References) -> str | None:
-    """Checks the function's form; returns its oneof case (None: a newer kind)."""
+def check(fn: payload_pb2.Function, ctx: CheckContext) -> None:
+    """Checks a function: a named one names its module and qualname, a pickled one refers to
+    the table."""
+    path = ctx.path
     case = fn.WhichOneof("function")
     if case == "by_name":
         for field in ("module", "qualname"):
             if not getattr(fn.by_name, field):
-                raise DecodeError(f"function.by_name.{field}", "missing", f"{field} is required")
+                raise DecodeError(f"{path}.by_name.{field}", "missing", f"{field} is required")
     elif case == "pickled":
-        refs.check_all(fn.pickled.refs, "function.pickled.refs", _ANY_SHARED, allow_unknown=True)
+        rpath = f"{path}.pickled.refs"
+        ctx.refs.check_all(fn.pickled.refs, rpath, _ANY_SHARED, allow_unknown=True)
     elif not fn.ByteSize():
         # No known kind and no fields of a newer one: nothing to run.
-        raise DecodeError("function", "missing", "no known function form (by_name or pickled)")
-    return case
+        raise DecodeError(path, "missing", "no known function form (by_name or pickled)")
 
 
-def lift_function(
+def lift(
     fn: payload_pb2.Function,
-    case: str | None,
-    objects: list[Any],
+    ctx: LiftContext,
     allow_pickle: bool,
     allowed_modules: Collection[str] | None,
 ) -> Any:
     """The callable; an UnloadedFunction when it may not or cannot be loaded here."""
+    objects: list[Any] = ctx.objects
+    case = fn.WhichOneof("function")
     if case == "by_name":
         return resolve_by_name(fn.by_name.module, fn.by_name.qualname, allowed_modules)
     if case == "pickled":

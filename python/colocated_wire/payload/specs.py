@@ -17,37 +17,36 @@ from colocated.v1 import payload_pb2
 from colocated_wire.entries import treedef
 from colocated_wire.entries.array_spec import ARRAY_SPEC
 from colocated_wire.errors import DecodeError, EncodeError
-from colocated_wire.limits import DecodeLimits
 from colocated_wire.table.check_table import CheckContext
 from colocated_wire.table.lift_table import LiftContext
-from colocated_wire.table.lower_table import LowerContext, TableBuilder
-from colocated_wire.table.references import References
+from colocated_wire.table.lower_table import LowerContext
 
 
-def lower_specs(
-    builder: TableBuilder,
-    tree: tree_util.PyTreeDef,
-    leaves: Sequence[jax.ShapeDtypeStruct],
+def lower(
+    tree: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct], ctx: LowerContext
 ) -> payload_pb2.Specs:
-    """The Specs message; the leaves are added to the table."""
+    """The Specs message: the leaves go into the shared table, the structure into columns."""
     leaves = list(leaves)
     if tree.num_leaves != len(leaves):
         raise EncodeError(f"the treedef has {tree.num_leaves} leaves but {len(leaves)} given")
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, jax.ShapeDtypeStruct):
             raise EncodeError(f"leaf {i} is a {type(leaf).__name__}, not a ShapeDtypeStruct")
-    msg = payload_pb2.Specs(treedef=treedef.lower(tree, LowerContext(builder)))
-    msg.leaves.extend(builder.add(leaf) for leaf in leaves)
+    msg = payload_pb2.Specs(treedef=treedef.lower(tree))
+    msg.leaves.extend(ctx.builder.add(leaf) for leaf in leaves)
     return msg
 
 
-def check_specs(
-    msg: payload_pb2.Specs, path: str, refs: References, limits: DecodeLimits
-) -> treedef.TreeShape:
-    """Checks the tree, then that each leaf refers to an ArraySpec; returns the tree's facts."""
+def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape:
+    """Checks specs (None: absent): a treedef, then one ArraySpec reference per leaf;
+    returns the treedef's facts."""
+    path, refs = ctx.path, ctx.refs
+    if msg is None:
+        raise DecodeError(path, "missing", "specs are required")
     if not msg.HasField("treedef"):
         raise DecodeError(f"{path}.treedef", "missing", "specs have no treedef")
-    shape = treedef.check(msg.treedef, CheckContext(refs.size, f"{path}.treedef", refs, limits))
+    tctx = CheckContext(ctx.index, f"{path}.treedef", refs, ctx.limits)
+    shape = treedef.check(msg.treedef, tctx)
     if len(msg.leaves) != shape.num_leaves:
         raise DecodeError(
             f"{path}.leaves",
@@ -58,9 +57,9 @@ def check_specs(
     return shape
 
 
-def lift_specs(
-    msg: payload_pb2.Specs, shape: treedef.TreeShape, objects: list[Any]
+def lift(
+    msg: payload_pb2.Specs, ctx: LiftContext
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
-    """(treedef, leaves) of checked specs over the lifted table."""
-    tree = treedef.lift(msg.treedef, LiftContext(objects, shape))
-    return tree, tuple(objects[i] for i in msg.leaves)
+    """(treedef, leaves) of checked specs; the leaves are the table's objects, shared."""
+    objects: list[Any] = ctx.objects
+    return treedef.lift(msg.treedef, ctx), tuple(objects[i] for i in msg.leaves)

@@ -19,12 +19,9 @@ from typing import Any
 import jax
 
 from colocated.v1 import table_pb2
-from colocated_wire.entries import ENTRIES, array_spec, device_list
+from colocated_wire.entries import array_spec, codec_of, device_list
 from colocated_wire.errors import EncodeError
 from colocated_wire.unknown import UnknownEntry
-
-# The model type each kind lowers, tried in this order when the type is a subclass.
-_BY_TYPE = {codec.TYPE: (kind, codec) for kind, codec in ENTRIES.items()}
 
 
 @dataclasses.dataclass(slots=True)
@@ -83,11 +80,9 @@ class TableBuilder:
         return index
 
     def _lower(self, obj: Any) -> table_pb2.Entry:
-        found = _BY_TYPE.get(type(obj))
-        if found is None:
-            if isinstance(obj, UnknownEntry):
-                return table_pb2.Entry.FromString(obj.entry_bytes)
-            found = next(((k, c) for t, (k, c) in _BY_TYPE.items() if isinstance(obj, t)), None)
+        if isinstance(obj, UnknownEntry):  # a kind of a newer minor version, written as it came
+            return table_pb2.Entry.FromString(obj.entry_bytes)
+        found = codec_of(obj)
         if found is None:
             raise EncodeError(f"{type(obj).__name__} is not a shared object colocated.v1 can write")
         kind, codec = found

@@ -23,7 +23,7 @@ class References:
 
     def __init__(self, table: table_pb2.SharedObjectTable):
         self.entries = table.entries
-        self.size = len(table.entries)
+        self.table_size = len(table.entries)
         self.kinds: list[str | None] = []
         self.facts: list[Any] = []
 
@@ -41,11 +41,11 @@ class References:
         allow_unknown: bool = False,
     ) -> int:
         """A reference is in range, before entry `before` (if given) and of a kind in `kinds`."""
-        if value >= self.size:
+        if value >= self.table_size:
             raise DecodeError(
                 path,
                 "reference-out-of-range",
-                f"entry {value} is not in a table of {self.size} entries",
+                f"entry {value} is not in a table of {self.table_size} entries",
             )
         if before is not None and value >= before:
             raise DecodeError(
@@ -76,7 +76,7 @@ class References:
         allow_unknown: bool = False,
     ) -> None:
         """References from outside the table, `path[k]` each; a path is built only on failure."""
-        size, found = self.size, self.kinds
+        size, found = self.table_size, self.kinds
         for k, value in enumerate(values):
             if value >= size or not (
                 found[value] in kinds or (allow_unknown and found[value] is None)
