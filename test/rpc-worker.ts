@@ -61,6 +61,29 @@ export function startWorker(flags: string[], timeoutMs = 60_000): Promise<Runnin
   });
 }
 
+/** Resolves when the worker writes `text` to stderr, after this call; rejects if it exits first. */
+export function whenStderrSays(worker: RunningWorker, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const onData = (chunk: Buffer) => {
+      seen += chunk;
+      if (!seen.includes(text)) return;
+      stopListening();
+      resolve();
+    };
+    const onExit = () => {
+      stopListening();
+      reject(new Error(`the worker exited before saying ${JSON.stringify(text)}`));
+    };
+    const stopListening = () => {
+      worker.process.stderr?.off("data", onData);
+      worker.process.off("exit", onExit);
+    };
+    worker.process.stderr?.on("data", onData);
+    worker.process.on("exit", onExit);
+  });
+}
+
 /** Stops every worker this file started: SIGTERM, then SIGKILL after a grace period. */
 export async function stopAllWorkers(graceMs = 3_000): Promise<void> {
   await Promise.all(started.splice(0).map((w) => stop(w.process, graceMs)));

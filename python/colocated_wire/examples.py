@@ -7,7 +7,8 @@ whose shardings JAX derives from them.
 
 from __future__ import annotations
 
-import time
+import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -29,9 +30,21 @@ def summarize(x: jax.Array, y: jax.Array) -> dict[str, jax.Array]:
     }
 
 
-def sleep_then_identity(seconds: jax.Array, x: jax.Array) -> jax.Array:
-    """Sleeps `seconds` (a scalar), then returns x: a call that is slow on purpose."""
-    time.sleep(float(seconds))
+# One release lets one blocked call return, so a test controls when a call ends.
+_releases = threading.Semaphore(0)
+
+
+def block_until_released(x: jax.Array) -> jax.Array:
+    """Says so on stderr, blocks until a call of `release`, then returns x: a call that
+    lasts exactly as long as a test wants, to test deadlines and dying workers."""
+    print("block_until_released: blocked", file=sys.stderr, flush=True)
+    _releases.acquire()
+    return x
+
+
+def release(x: jax.Array) -> jax.Array:
+    """Lets one call of `block_until_released` return; returns x."""
+    _releases.release()
     return x
 
 
