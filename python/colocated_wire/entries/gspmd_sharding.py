@@ -23,13 +23,13 @@ from colocated_wire.entries.device_list import (
     check_iota_layout,
     distinct_ids_problem,
 )
+from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.memory_kind import (
     check_memory_kind,
     lift_memory_kind,
     lower_memory_kind,
 )
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
-from colocated_wire.enums import wire_names
 from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.iota import find_iota, materialize_iota
 from colocated_wire.limits import DecodeLimits

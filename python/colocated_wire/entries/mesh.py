@@ -10,8 +10,8 @@ from jax.sharding import AxisType, Mesh
 
 from colocated.v1 import table_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
+from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
-from colocated_wire.enums import wire_names
 from colocated_wire.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
