@@ -96,7 +96,9 @@ export const default_max: GenExtension<EnumValueOptions, number> = /*@__PURE__*/
 /**
  * The limit on a repeated field's count in one message. Every repeated
  * field of colocated.v1 has one; the wire scan reads it from the
- * generated descriptors.
+ * generated descriptors. Numeric fields that carry it also say
+ * `packed = true`, proto3's default anyway: ts-proto reads a field with any
+ * option but no `packed` as unpacked, and would change what it writes.
  *
  * @generated from extension: colocated.v1.Limit limit = 50001;
  */
