@@ -21,6 +21,8 @@ export interface EnumNames<N extends string> {
   name(value: number): N | undefined;
   /** The number of a name, or undefined when it is not one. */
   value(name: string): number | undefined;
+  /** The numbers by name, for lookups in a hot loop over names known to be valid. */
+  readonly values: Readonly<Record<N, number>>;
 }
 
 /** The names of `values`' members after `prefix`, each renamed by `rename`. */
@@ -40,6 +42,7 @@ export function enumNames<N extends string>(
     names: ordered.map(([, name]) => name),
     name: (value) => byValue.get(value),
     value: (name) => byName.get(name),
+    values: Object.fromEntries(byName) as Record<N, number>,
   };
 }
 

@@ -48,7 +48,7 @@ export function lower(treedef: PyTreeDef): TreeDef {
   const stack: TreeNode[] = [treedef.root];
   while (stack.length > 0) {
     const node = stack.pop() as TreeNode;
-    out.kinds.push(NODE_KINDS.value(node.kind) as NodeKind);
+    out.kinds.push(NODE_KINDS.values[node.kind]);
     if (!("children" in node)) continue;
     out.arities.push(node.children.length);
     if (node.kind === "dict") {

@@ -42,6 +42,8 @@ export class TableBuilder implements LowerTable {
   // By kind (the codec, or UnknownEntry), then scope, then key.
   readonly #byValue = new Map<unknown, Map<number, Map<string, number>>>();
   readonly #byIdentity = new Map<object, number>();
+  #lastKind: unknown;
+  #lastScopes: Map<number, Map<string, number>> | undefined;
 
   /** Adds an object (and what it refers to) and returns its table index. */
   add(object: SharedObject, path: string): number {
@@ -71,11 +73,14 @@ export class TableBuilder implements LowerTable {
 
   /** The keys of one kind and scope, and the indices of their entries. */
   #keys(kind: unknown, scope: number): Map<string, number> {
-    let byScope = this.#byValue.get(kind);
+    // Leaves come in runs of one kind: the last kind's scopes are usually the ones wanted.
+    let byScope = kind === this.#lastKind ? this.#lastScopes : this.#byValue.get(kind);
     if (!byScope) {
       byScope = new Map();
       this.#byValue.set(kind, byScope);
     }
+    this.#lastKind = kind;
+    this.#lastScopes = byScope;
     let byKey = byScope.get(scope);
     if (!byKey) {
       byKey = new Map();
