@@ -1,7 +1,7 @@
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
 export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
-export { DTYPE_NAMES, type DTypeName } from "./entries/array-spec";
+export { DTYPE_NAMES } from "./entries/array-spec";
 export { DECODE_ERROR_CODES, DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
 export { payloadFromJson, payloadKindOf, payloadToJson } from "./json-form";
@@ -23,7 +23,11 @@ export {
   type Specs,
   UnknownFunction,
 } from "./model/program";
-export { ShapeDtypeStruct, type ShapeDtypeStructOptions } from "./model/shape-dtype-struct";
+export {
+  type DTypeName,
+  ShapeDtypeStruct,
+  type ShapeDtypeStructOptions,
+} from "./model/shape-dtype-struct";
 export {
   GSPMDSharding,
   type HloSharding,

@@ -127,20 +127,18 @@ function leafReferrers(specs: SpecsMsg | undefined, where: string): Referrer[] {
 /** The table references an entry holds. */
 function entryRefs(entry: Entry): number[] {
   const kind = entry.kind;
-  const refs: (number | undefined)[] = [];
+  let ref: number | undefined;
   switch (kind?.$case) {
     case "mesh":
-      refs.push(kind.value.deviceList);
+    case "gspmdSharding":
+      ref = kind.value.deviceList;
       break;
     case "namedSharding":
-      refs.push(kind.value.mesh);
-      break;
-    case "gspmdSharding":
-      refs.push(kind.value.deviceList);
+      ref = kind.value.mesh;
       break;
     case "arraySpec":
-      refs.push(kind.value.sharding);
+      ref = kind.value.sharding;
       break;
   }
-  return refs.filter((r): r is number => r !== undefined);
+  return ref === undefined ? [] : [ref];
 }

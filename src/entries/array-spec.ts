@@ -5,7 +5,7 @@ import {
   ShardingType,
 } from "../../gen/ts/colocated/v1/table";
 import { DecodeError, EncodeError } from "../errors";
-import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import { type DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import type { Sharding } from "../model/sharding";
 import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
@@ -14,10 +14,11 @@ import type { Accepts, Checked } from "../table/references";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
 import { type Problem, raise, refuse } from "./problem";
 
-/** A dtype by its JAX name, such as "float32" or "bfloat16": D_TYPE_FLOAT32 is "float32". */
-export type DTypeName = Lowercase<Suffixes<typeof DType, "D_TYPE_">>;
-
-const DTYPES = enumNames<DTypeName>(DType, "D_TYPE_", lowercase);
+const DTYPES = enumNames<DTypeName, Lowercase<Suffixes<typeof DType, "D_TYPE_">>>(
+  DType,
+  "D_TYPE_",
+  lowercase,
+);
 
 /** Every dtype name, in enum order. */
 export const DTYPE_NAMES: DTypeName[] = [...DTYPES.names];

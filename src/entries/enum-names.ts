@@ -25,11 +25,16 @@ export interface EnumNames<N extends string> {
   readonly values: Readonly<Record<N, number>>;
 }
 
-/** The names of `values`' members after `prefix`, each renamed by `rename`. */
-export function enumNames<N extends string>(
+/**
+ * The names of `values`' members after `prefix`, each renamed by `rename`. `N` is the
+ * model's name type and `Wire` the same names derived from the generated enum's type: the
+ * call compiles only while they are equal.
+ */
+export function enumNames<N extends string, Wire extends string>(
   values: GeneratedEnum,
   prefix: string,
   rename: (suffix: string) => string,
+  ..._exact: Same<N, Wire> extends true ? [] : [namesDiffer: never]
 ): EnumNames<N> {
   const byValue = new Map<number, N>();
   for (const [member, value] of Object.entries(values)) {

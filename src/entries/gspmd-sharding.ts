@@ -13,18 +13,15 @@ import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
 import { checkIotaLayout, DEVICE_LIST } from "./device-list";
-import { enumNames, lowercase, type Same, type Suffixes } from "./enum-names";
+import { enumNames, lowercase, type Suffixes } from "./enum-names";
 import { checkMemoryKind } from "./memory-kind";
 import { type Problem, raise, refuse } from "./problem";
 
 /** Sharding types by name: SHARDING_TYPE_OTHER is "other". */
-export const SHARDING_TYPES = enumNames<HloShardingType>(ShardingType, "SHARDING_TYPE_", lowercase);
-
-/** Compiles only while the model's sharding types are exactly the wire's. */
-export const SHARDING_TYPES_MATCH: Same<
+export const SHARDING_TYPES = enumNames<
   HloShardingType,
   Lowercase<Suffixes<typeof ShardingType, "SHARDING_TYPE_">>
-> = true;
+>(ShardingType, "SHARDING_TYPE_", lowercase);
 
 /** What checking a GSPMD sharding found: its types by name and its tiles, written out. */
 export interface GspmdShardingFacts {

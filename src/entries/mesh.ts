@@ -11,17 +11,14 @@ import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
 import type { Accepts, Checked } from "../table/references";
 import { DEVICE_LIST } from "./device-list";
-import { capitalized, enumNames, type Same, type Suffixes } from "./enum-names";
+import { capitalized, enumNames, type Suffixes } from "./enum-names";
 import { type Problem, raise, refuse } from "./problem";
 
 /** Axis types by name: AXIS_TYPE_EXPLICIT is "Explicit". */
-export const AXIS_TYPES = enumNames<AxisType>(AxisTypeEnum, "AXIS_TYPE_", capitalized);
-
-/** Compiles only while the model's axis types are exactly the wire's. */
-export const AXIS_TYPES_MATCH: Same<
+export const AXIS_TYPES = enumNames<
   AxisType,
   Capitalize<Lowercase<Suffixes<typeof AxisTypeEnum, "AXIS_TYPE_">>>
-> = true;
+>(AxisTypeEnum, "AXIS_TYPE_", capitalized);
 
 /** What checking a mesh found: its axis types, by name. */
 export interface MeshFacts {

@@ -3,16 +3,14 @@ import { DecodeError, EncodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { type ContainerNode, LEAF, NONE, PyTreeDef, type TreeNode } from "../model/tree";
 import { compareCodePoints } from "../model/value-key";
-import { enumNames, lowercase, type Same, type Suffixes } from "./enum-names";
+import { enumNames, lowercase, type Suffixes } from "./enum-names";
 
 /** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". */
-const NODE_KINDS = enumNames<TreeNode["kind"]>(NodeKind, "NODE_KIND_", lowercase);
-
-/** Compiles only while the model's node kinds are exactly the wire's. */
-export const NODE_KINDS_MATCH: Same<
-  TreeNode["kind"],
-  Lowercase<Suffixes<typeof NodeKind, "NODE_KIND_">>
-> = true;
+const NODE_KINDS = enumNames<TreeNode["kind"], Lowercase<Suffixes<typeof NodeKind, "NODE_KIND_">>>(
+  NodeKind,
+  "NODE_KIND_",
+  lowercase,
+);
 
 /**
  * What checking a TreeDef found, column by column in node order: the keys of each dict node
@@ -246,14 +244,7 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
   }
   const t = at.take("typeRefs", i);
   const ref = message.typeRefs[t];
-  const type = message.nodeTypes[ref];
-  if (type === undefined) {
-    throw new DecodeError(
-      `${path}.type_refs[${t}]`,
-      "invalid-tree",
-      `node type ${ref} is past the ${message.nodeTypes.length} types`,
-    );
-  }
+  const type = lookUp(message.nodeTypes, ref, `${path}.type_refs[${t}]`, ["node type", "types"]);
   if (kind === NodeKind.NODE_KIND_CUSTOM) {
     at.take("nodeData", i);
   } else {
@@ -280,14 +271,7 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor): void {
   const keys = at.facts.dictKeys;
   for (let j = first; j < first + arity; j++) {
     const ref = message.dictKeys[j];
-    const key = message.strings[ref];
-    if (key === undefined) {
-      throw new DecodeError(
-        `${path}.dict_keys[${j}]`,
-        "invalid-tree",
-        `string ${ref} is past the ${message.strings.length} strings`,
-      );
-    }
+    const key = lookUp(message.strings, ref, `${path}.dict_keys[${j}]`, ["string", "strings"]);
     if (j > first && compareCodePoints(keys[j - 1], key) >= 0) {
       throw new DecodeError(
         `${path}.dict_keys[${j}]`,
@@ -297,6 +281,16 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor): void {
     }
     keys.push(key);
   }
+}
+
+/** The item that the column value `ref` at `path` names, which must exist. */
+function lookUp<T>(items: readonly T[], ref: number, path: string, [one, many]: string[]): T {
+  const item = items[ref];
+  if (item === undefined) {
+    const detail = `${one} ${ref} is past the ${items.length} ${many}`;
+    throw new DecodeError(path, "invalid-tree", detail);
+  }
+  return item;
 }
 
 /** A namedtuple type needs a name and field names Python's collections.namedtuple accepts. */

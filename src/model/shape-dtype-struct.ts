@@ -1,6 +1,13 @@
-import type { DTypeName } from "../entries/array-spec";
+import type { DType } from "../../gen/ts/colocated/v1/table";
 import type { Sharding } from "./sharding";
 import { ValueObject } from "./value-key";
+
+/** A dtype by its JAX name, such as "float32" or "bfloat16": the wire's D_TYPE_FLOAT32, in lower case. */
+export type DTypeName = keyof typeof DType extends infer K
+  ? K extends `D_TYPE_${infer Name}`
+    ? Exclude<Lowercase<Name>, "unspecified">
+    : never
+  : never;
 
 /** Options of a ShapeDtypeStruct beyond shape, dtype and sharding. */
 export interface ShapeDtypeStructOptions {

@@ -1,6 +1,5 @@
-import type { DTypeName } from "../entries/array-spec";
 import { DecodeError } from "../errors";
-import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import type { DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 
 /**
  * Bytes per element on the wire: NumPy's itemsize, so sub-byte types (int2, int4, float4)
