@@ -5,9 +5,18 @@ import {
   type DeviceList as MessageType,
 } from "../../gen/ts/colocated/v1/table";
 import { DecodeError } from "../errors";
-import { findIota, iotaSize, materializeIota } from "../iota";
+import { findIota, iotaSize } from "../iota";
 import type { DecodeLimits } from "../limits";
-import { DeviceList } from "../model/device-list";
+import {
+  type DeviceIds,
+  type DeviceList,
+  deviceListOfIds,
+  deviceListOfIota,
+  internedIds,
+  type OffsetIota,
+} from "../model/device-list";
+import type { Interned } from "../model/value-key";
+import { entryOrigin } from "../provenance";
 import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
@@ -17,9 +26,13 @@ import { type Problem, refuse } from "./problem";
 /** The largest device id the wire carries (JAX and IFRT ids are int32). */
 export const MAX_DEVICE_ID = 0x7fffffff;
 
-/** What checking a device list found: its ids, written out. */
+/** What checking a device list found: its size, and its ids written out or as an iota. */
 export interface DeviceListFacts {
-  readonly ids: number[];
+  readonly size: number;
+  /** The ids, when the message lists them. */
+  readonly ids?: Int32Array;
+  /** The iota, when the message has one: lifting writes it out only when asked. */
+  readonly iota?: OffsetIota;
 }
 
 /** A reference to a device list. */
@@ -28,15 +41,29 @@ export const DEVICE_LIST: Accepts<MessageType, DeviceListFacts> = {
   accepts: (c): c is Checked<MessageType, DeviceListFacts> => c.kind === "deviceList",
 };
 
-/** A device list's value: its ids. */
+/**
+ * The smallest form of each device-list value lowered before, by its interned record: a record
+ * lives while some equal list does, so this holds no list and drops what no list can ask for.
+ */
+const LOWERED = new WeakMap<Interned<DeviceIds>, MessageType>();
+
+/** A device list's value: its interned token, short however many ids it has. */
 export function key(list: DeviceList, _ctx: LowerContext): ValueKey {
-  return [-1, list.ids.join(",")];
+  return [-1, internedIds(list).token];
 }
 
-/** A DeviceList entry, in its smallest form. */
+/** A DeviceList entry, in its smallest form; once per value and process (see LOWERED). */
 export function lower(list: DeviceList, ctx: LowerContext): Entry {
-  refuse(ctx.path, deviceIdsProblem(list.ids));
-  return { kind: { $case: "deviceList", value: lowerDeviceIds(list.ids) } };
+  const interned = internedIds(list);
+  // An entry that will carry a newer peer's unknown fields is written to, so it is never shared.
+  const shared = entryOrigin(list) === undefined;
+  let message = shared ? LOWERED.get(interned) : undefined;
+  if (!message) {
+    refuse(ctx.path, deviceIdsProblem(interned.value));
+    message = lowerDeviceIds(interned.value);
+    if (shared) LOWERED.set(interned, message);
+  }
+  return { kind: { $case: "deviceList", value: message } };
 }
 
 /** Checks a device list message and returns its ids, sizing an iota before writing it out. */
@@ -59,7 +86,7 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
         );
       }
       // Distinct and in range by construction.
-      return { ids: Array.from(materializeIota(iota, offset)) };
+      return { size, iota: { offset, iota } };
     }
     case "plain":
       ids = form.value.ids;
@@ -70,7 +97,7 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
       const { deltas } = form.value;
       idsPath = `${path}.delta.deltas`;
       checkCount(deltas.length, idsPath, limits);
-      const sums = new Array<number>(deltas.length);
+      const sums = new Float64Array(deltas.length);
       for (let i = 0, id = 0; i < deltas.length; i++) sums[i] = id += deltas[i];
       ids = sums;
       break;
@@ -84,64 +111,109 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
   }
   const problem = deviceIdsProblem(ids);
   if (problem) throw new DecodeError(`${idsPath}${problem.at ?? ""}`, problem.code, problem.detail);
-  return { ids: Array.from(ids) };
+  return { size: ids.length, ids: Int32Array.from(ids) };
 }
 
-/** A checked device list. */
+/** A checked device list; an iota stays one until its ids are asked for. */
 export function lift(_message: MessageType, ctx: LiftContext<DeviceListFacts>): DeviceList {
-  return new DeviceList(ctx.facts.ids);
+  const { size, ids, iota } = ctx.facts;
+  return iota ? deviceListOfIota(iota, size) : deviceListOfIds(ids as Int32Array);
 }
 
 /** Checks a device list's ids: all in range first, then distinct; `at` is the index. */
 export function deviceIdsProblem(ids: ArrayLike<number>): Problem | undefined {
+  let max = -1;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (!Number.isInteger(id) || id < 0 || id > MAX_DEVICE_ID) {
       const detail = `device id ${id} at position ${i} is not in [0, 2^31-1]`;
       return { code: "invalid-value", detail, at: `[${i}]` };
     }
+    if (id > max) max = id;
+  }
+  const at = firstRepeat(ids, max);
+  if (at < 0) return undefined;
+  return { code: "duplicate-device", detail: `device id ${ids[at]} appears twice`, at: `[${at}]` };
+}
+
+/** The first position whose id appeared before, or -1; ids are in [0, max]. */
+function firstRepeat(ids: ArrayLike<number>, max: number): number {
+  if (max < 8 * ids.length + 64) {
+    // Dense ids (the usual case): one bit per possible id.
+    const seen = new Uint8Array((max >>> 3) + 1);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const bit = 1 << (id & 7);
+      if (seen[id >>> 3] & bit) return i;
+      seen[id >>> 3] |= bit;
+    }
+    return -1;
   }
   const seen = new Set<number>();
   for (let i = 0; i < ids.length; i++) {
-    if (seen.has(ids[i])) {
-      return {
-        code: "duplicate-device",
-        detail: `device id ${ids[i]} appears twice`,
-        at: `[${i}]`,
-      };
-    }
+    if (seen.has(ids[i])) return i;
     seen.add(ids[i]);
   }
-  return undefined;
+  return -1;
 }
 
 /**
  * Writes device ids in the smallest of the iota, plain and delta forms (ties in that order),
- * so a regular order of a million devices costs a few bytes.
+ * so a regular order of a million devices costs a few bytes. The caller has checked the ids.
  */
-export function lowerDeviceIds(ids: readonly number[]): MessageType {
-  const plain: MessageType = { ids: { $case: "plain", value: { ids: [...ids] } } };
-  if (ids.length === 0) return plain;
+export function lowerDeviceIds(ids: ArrayLike<number>): MessageType {
+  const n = ids.length;
+  if (n === 0) return { ids: { $case: "plain", value: { ids: [] } } };
   let offset = ids[0];
-  for (const id of ids) if (id < offset) offset = id;
-  const iota = findIota(ids.map((id) => id - offset));
-  const candidates: MessageType[] = [];
+  for (let i = 1; i < n; i++) if (ids[i] < offset) offset = ids[i];
+  const iota = findIota(ids, offset);
+  let best: "iota" | "plain" | "delta" | undefined;
+  let bestSize = Number.POSITIVE_INFINITY;
+  let iotaMessage: MessageType | undefined;
   if (iota) {
     const layout = { reshapeDims: [...iota.reshapeDims], transposePerm: [...iota.transposePerm] };
-    const best: MessageType = { ids: { $case: "iota", value: { offset, iota: layout } } };
+    iotaMessage = { ids: { $case: "iota", value: { offset, iota: layout } } };
+    bestSize = encodedSize(iotaMessage);
     // Plain and delta cost at least 4 bytes plus one per id, so a smaller iota wins outright.
-    if (encodedSize(best) <= ids.length + 4) return best;
-    candidates.push(best);
+    if (bestSize <= n + 4) return iotaMessage;
+    best = "iota";
   }
-  const deltas = ids.map((id, i) => id - (i > 0 ? ids[i - 1] : 0));
-  candidates.push(plain, { ids: { $case: "delta", value: { deltas } } });
-  let best = candidates[0];
-  let bestSize = encodedSize(best);
-  for (const candidate of candidates.slice(1)) {
-    const size = encodedSize(candidate);
-    if (size < bestSize) [best, bestSize] = [candidate, size];
+  const { plain, delta } = listedSizes(ids);
+  if (plain < bestSize) [best, bestSize] = ["plain", plain];
+  if (delta < bestSize) best = "delta";
+  if (best === "iota") return iotaMessage as MessageType;
+  if (best === "plain") return { ids: { $case: "plain", value: { ids: Array.from(ids) } } };
+  const deltas = new Array<number>(n);
+  for (let i = 0, previous = 0; i < n; i++) {
+    deltas[i] = ids[i] - previous;
+    previous = ids[i];
   }
-  return best;
+  return { ids: { $case: "delta", value: { deltas } } };
+}
+
+/**
+ * The encoded sizes of a DeviceList message holding the ids in plain and in delta form, counted
+ * in one pass without writing either: a packed field's tag and length, then its varints.
+ */
+export function listedSizes(ids: ArrayLike<number>): { plain: number; delta: number } {
+  let plain = 0;
+  let delta = 0;
+  for (let i = 0, previous = 0; i < ids.length; i++) {
+    const id = ids[i];
+    const d = id - previous;
+    previous = id;
+    plain += varintSize(id);
+    delta += varintSize(((d << 1) ^ (d >> 31)) >>> 0);
+  }
+  const wrapped = (packed: number) => {
+    const field = packed > 0 ? 1 + varintSize(packed) + packed : 0;
+    return 1 + varintSize(field) + field;
+  };
+  return { plain: wrapped(plain), delta: wrapped(delta) };
+}
+
+function varintSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
 /** The encoded size of a DeviceList message. */

@@ -78,7 +78,7 @@ export function lower(sharding: GSPMDSharding, ctx: LowerContext): Entry {
 export function check(message: MessageType, ctx: CheckContext): GspmdShardingFacts {
   const { path, refs, index } = ctx;
   const devices = refs.require(message.deviceList, index, `${path}.device_list`, DEVICE_LIST);
-  const deviceCount = devices.facts.ids.length;
+  const deviceCount = devices.facts.size;
   raise(`${path}.device_list`, gspmdDevicesProblem(deviceCount));
   const type = knownType(message.type, `${path}.type`);
   const tiled = type === "other" || type === "maximal";

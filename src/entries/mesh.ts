@@ -74,7 +74,7 @@ export function check(message: MessageType, ctx: CheckContext): MeshFacts {
       throw new DecodeError(`${path}.axis_types[${i}]`, "unknown-enum", `unknown axis type ${t}`);
     return name;
   });
-  const deviceCount = devices.facts.ids.length;
+  const deviceCount = devices.facts.size;
   raise(path, meshProblem(message.axisSizes, message.axisNames, axisTypes.length, deviceCount));
   return { axisTypes };
 }

@@ -35,6 +35,59 @@ export abstract class ValueObject {
   }
 }
 
+/** A value interned by WeakInterner: one record per distinct value while any holder lives. */
+export interface Interned<T> {
+  /** Short, and equal exactly when the values are equal (while both are alive). */
+  readonly token: string;
+  readonly value: T;
+}
+
+interface Slot<T> extends Interned<T> {
+  readonly suffix: number;
+}
+
+/**
+ * Gives values too large for a key string a short token, by value. A record lives as long as
+ * something holds it (model objects do) and is dropped afterwards: the interner holds records
+ * weakly, so it keeps nothing alive. The token is the value's hash, with a suffix only when two
+ * live values share a hash, so it is the same in every process unless hashes collide.
+ */
+export class WeakInterner<T> {
+  readonly #buckets = new Map<number, WeakRef<Slot<T>>[]>();
+  readonly #dropped = new FinalizationRegistry<number>((hash) => this.#prune(hash));
+
+  constructor(
+    readonly prefix: string,
+    readonly same: (a: T, b: T) => boolean,
+  ) {}
+
+  /** The record of `value`, whose hash is `hash`: the one of an equal value, or a new one. */
+  intern(value: T, hash: number): Interned<T> {
+    const bucket = this.#buckets.get(hash) ?? [];
+    const suffixes: number[] = [];
+    for (const ref of bucket) {
+      const slot = ref.deref();
+      if (!slot) continue;
+      if (this.same(slot.value, value)) return slot;
+      suffixes.push(slot.suffix);
+    }
+    let suffix = 0;
+    while (suffixes.includes(suffix)) suffix++;
+    const token = `${this.prefix}${(hash >>> 0).toString(16)}${suffix ? `.${suffix}` : ""}`;
+    const slot: Slot<T> = { token, value, suffix };
+    bucket.push(new WeakRef(slot));
+    this.#buckets.set(hash, bucket);
+    this.#dropped.register(slot, hash);
+    return slot;
+  }
+
+  #prune(hash: number): void {
+    const live = (this.#buckets.get(hash) ?? []).filter((ref) => ref.deref() !== undefined);
+    if (live.length) this.#buckets.set(hash, live);
+    else this.#buckets.delete(hash);
+  }
+}
+
 /** Orders strings by Unicode code point, as Python does (UTF-16 order differs above U+FFFF). */
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
