@@ -31,28 +31,46 @@ export const MESH: Accepts<MessageType, MeshFacts> = {
   accepts: (c): c is Checked<MessageType, MeshFacts> => c.kind === "mesh",
 };
 
+/** Each mesh's axes as a key, and its checked axis types, by identity (held weakly). */
+const FIELDS = new WeakMap<Mesh, string>();
+const CHECKED_TYPES = new WeakMap<Mesh, readonly AxisTypeEnum[]>();
+
 /** A mesh's value: its device list's index, then its axes. */
 export function key(mesh: Mesh, ctx: LowerContext): ValueKey {
   const deviceList = ctx.table.add(mesh.devices, `${ctx.path}.devices`);
-  return [deviceList, JSON.stringify([mesh.axisSizes, mesh.axisNames, mesh.axisTypes])];
+  let fields = FIELDS.get(mesh);
+  if (fields === undefined) {
+    fields = JSON.stringify([mesh.axisSizes, mesh.axisNames, mesh.axisTypes]);
+    FIELDS.set(mesh, fields);
+  }
+  return [deviceList, fields];
 }
 
-/** A Mesh entry on its device list's entry. */
+/** A Mesh entry on its device list's entry; a mesh lowered before is not checked again. */
 export function lower(mesh: Mesh, ctx: LowerContext): Entry {
   const { path } = ctx;
   const deviceList = ctx.table.add(mesh.devices, `${path}.devices`);
   const { axisSizes, axisNames } = mesh;
-  refuse(path, meshProblem(axisSizes, axisNames, mesh.axisTypes.length, mesh.devices.size));
-  const axisTypes = mesh.axisTypes.map((t, i) => {
-    const value = AXIS_TYPES.value(t);
-    if (value === undefined)
-      throw new EncodeError(`${path}.axisTypes[${i}]`, `unknown value "${t}"`);
-    return value;
-  });
+  let axisTypes = CHECKED_TYPES.get(mesh);
+  if (!axisTypes) {
+    refuse(path, meshProblem(axisSizes, axisNames, mesh.axisTypes.length, mesh.devices.size));
+    axisTypes = mesh.axisTypes.map((t, i) => {
+      const value = AXIS_TYPES.value(t);
+      if (value === undefined)
+        throw new EncodeError(`${path}.axisTypes[${i}]`, `unknown value "${t}"`);
+      return value;
+    });
+    CHECKED_TYPES.set(mesh, axisTypes);
+  }
   return {
     kind: {
       $case: "mesh",
-      value: { deviceList, axisSizes: [...axisSizes], axisNames: [...axisNames], axisTypes },
+      value: {
+        deviceList,
+        axisSizes: [...axisSizes],
+        axisNames: [...axisNames],
+        axisTypes: [...axisTypes],
+      },
     },
   };
 }

@@ -16,10 +16,16 @@ import { checkMemoryKind } from "./memory-kind";
 import { MESH } from "./mesh";
 import { type Problem, raise, refuse } from "./problem";
 
+/**
+ * Checked and lowered specs, by mesh (held weakly) and then by the sharding's key: a sharding
+ * made afresh for every leaf, as programs do, is checked once per mesh and value.
+ */
+const LOWERED_SPECS = new WeakMap<Mesh, Map<string, PartitionSpecMessage>>();
+
 /** A NamedSharding's value: its mesh's index, then its memory kind and spec. */
 export function key(sharding: NamedSharding, ctx: LowerContext): ValueKey {
   const mesh = ctx.table.add(sharding.mesh, `${ctx.path}.mesh`);
-  return [mesh, `${JSON.stringify(sharding.memoryKind)}|${sharding.spec.key}`];
+  return [mesh, ownKey(sharding)];
 }
 
 /** A NamedSharding entry on its mesh's entry. */
@@ -27,16 +33,40 @@ export function lower(sharding: NamedSharding, ctx: LowerContext): Entry {
   const { path } = ctx;
   const mesh = ctx.table.add(sharding.mesh, `${path}.mesh`);
   const { spec, mesh: model } = sharding;
-  const axes = {
-    partitions: spec.partitionAxes,
-    unreduced: spec.unreduced,
-    reduced: spec.reduced,
-    unconstrained: spec.entries.includes(UNCONSTRAINED),
-  };
-  refuse(`${path}.spec`, specAxesProblem(axes, model.axisNames, model.axisTypes));
+  let byKey = LOWERED_SPECS.get(model);
+  if (!byKey) {
+    byKey = new Map();
+    LOWERED_SPECS.set(model, byKey);
+  }
+  const own = ownKey(sharding);
+  let specMessage = byKey.get(own);
+  if (!specMessage) {
+    const axes = {
+      partitions: spec.partitionAxes,
+      unreduced: spec.unreduced,
+      reduced: spec.reduced,
+      unconstrained: spec.entries.includes(UNCONSTRAINED),
+    };
+    refuse(`${path}.spec`, specAxesProblem(axes, model.axisNames, model.axisTypes));
+    specMessage = lowerSpec(spec);
+    byKey.set(own, specMessage);
+  }
   const memoryKind = sharding.memoryKind ?? undefined;
+  // A fresh copy: the entry may be given a newer peer's unknown fields.
+  const value = { mesh, spec: copySpec(specMessage), memoryKind };
+  return { kind: { $case: "namedSharding", value } };
+}
+
+/** The sharding's fields besides its mesh, as a key. */
+function ownKey(sharding: NamedSharding): string {
+  return `${JSON.stringify(sharding.memoryKind)}|${sharding.spec.key}`;
+}
+
+function copySpec(spec: PartitionSpecMessage): PartitionSpecMessage {
   return {
-    kind: { $case: "namedSharding", value: { mesh, spec: lowerSpec(spec), memoryKind } },
+    entries: spec.entries.map((e) => ({ kind: e.kind, axes: [...e.axes] })),
+    unreduced: [...spec.unreduced],
+    reduced: [...spec.reduced],
   };
 }
 
