@@ -17,7 +17,7 @@ import numpy as np
 from jax._src.lib import xla_client as xc
 
 from colocated.v1 import table_pb2
-from colocated_wire.devices import devices_for_ids
+from colocated_wire.devices import devices_for_ids, ids_key, mesh_holding
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError
 from colocated_wire.iota import find_iota, materialize_iota
@@ -36,12 +36,25 @@ DEVICE_LIST = frozenset({"device_list"})
 
 def first_repeat(ids: np.ndarray) -> int | None:
     """The position of the first id seen before, or None."""
-    uniq, first = np.unique(ids, return_index=True)
-    if len(uniq) == len(ids):
+    if not has_repeat(ids):
         return None
+    _, first = np.unique(ids, return_index=True)
     seen = np.zeros(len(ids), dtype=bool)
     seen[first] = True
     return int(np.flatnonzero(~seen)[0])
+
+
+def has_repeat(ids: np.ndarray) -> bool:
+    """Whether an id appears twice: a mark per id where the ids are dense, else a sort."""
+    if len(ids) < 2:
+        return False
+    low, top = int(ids.min()), int(ids.max())
+    if top - low < 8 * len(ids) + 1024:
+        marks = np.zeros(top - low + 1, dtype=bool)
+        marks[ids - low if low else ids] = True
+        return int(np.count_nonzero(marks)) != len(ids)
+    ordered = np.sort(ids)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def distinct_ids_problem(ids: np.ndarray, stop: int, what: str) -> Problem | None:
@@ -70,24 +83,25 @@ def lower_device_ids(ids: Iterable[int] | np.ndarray) -> table_pb2.DeviceList:
     """The canonical DeviceList message for these global device ids."""
     arr = np.asarray(ids, dtype=np.int64).reshape(-1)
     refuse("device list", device_ids_problem(arr))
+    candidates = []
+    if len(arr):
+        offset = int(arr.min())
+        iota = find_iota(arr - offset)
+        if iota is not None:
+            msg = table_pb2.DeviceList()
+            msg.iota.offset = offset
+            msg.iota.iota.reshape_dims.extend(iota[0])
+            msg.iota.iota.transpose_perm.extend(iota[1])
+            msg.iota.iota.SetInParent()
+            # Plain and delta cost at least one byte per id: a smaller iota wins.
+            if msg.ByteSize() < len(arr):
+                return msg
+            candidates.append(msg)
     plain = table_pb2.DeviceList()
     plain.plain.ids.extend(arr.tolist())
     plain.plain.SetInParent()
     if len(arr) == 0:
         return plain
-    candidates = []
-    offset = int(arr.min())
-    iota = find_iota(arr - offset)
-    if iota is not None:
-        msg = table_pb2.DeviceList()
-        msg.iota.offset = offset
-        msg.iota.iota.reshape_dims.extend(iota[0])
-        msg.iota.iota.transpose_perm.extend(iota[1])
-        msg.iota.iota.SetInParent()
-        # Plain and delta cost at least one byte per id: a smaller iota wins.
-        if msg.ByteSize() < len(arr):
-            return msg
-        candidates.append(msg)
     delta = table_pb2.DeviceList()
     delta.delta.deltas.extend(np.diff(arr, prepend=0).tolist())
     delta.delta.SetInParent()
@@ -161,5 +175,12 @@ def check_iota_layout(io: table_pb2.Iota, path: str, limits: DecodeLimits) -> in
 
 
 def lift(msg: table_pb2.DeviceList, ctx: LiftContext) -> xc.DeviceList:
-    """This process's devices of the checked ids."""
-    return xc.DeviceList(tuple(devices_for_ids(ctx.facts)))
+    """This process's devices of the checked ids: the device list of a mesh lifted before
+    with these devices, unless this table already holds it, else a new one."""
+    ids = ctx.facts
+    mesh = mesh_holding(ids_key(ids))
+    if mesh is not None:
+        found = mesh._internal_device_list  # JAX's own, made once per mesh
+        if id(found) not in ctx.lifted_ids:  # each entry of a table is its own object
+            return found
+    return xc.DeviceList(tuple(devices_for_ids(ids)))

@@ -1,14 +1,24 @@
-"""Mesh entries: a device list reference, and the axes (sizes, names, types) that shape it."""
+"""Mesh entries: a device list reference, and the axes (sizes, names, types) that shape it.
+
+JAX interns meshes, so one Mesh object stands for one value for as long as it
+lives. Lowering remembers each mesh's payload-independent part (its device
+list entry's bytes and its axes) by the mesh, weakly; lifting remembers each
+lifted mesh by its ids and axes, weakly. A mesh this process lowered or lifted
+before then costs a dict lookup instead of a pass over its devices.
+"""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
 from colocated.v1 import table_pb2
+from colocated_wire.devices import devices_for_ids, ids_key, remember_mesh
+from colocated_wire.entries import device_list
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
@@ -27,6 +37,19 @@ AXIS_TYPES = {
 _AXIS_TYPES_TO_WIRE = {t: v for v, t in AXIS_TYPES.items()}
 # A reference to a mesh.
 MESH = frozenset({"mesh"})
+
+
+class Lowered(NamedTuple):
+    """What lowering a mesh gives whatever the payload: its device list entry's bytes, and
+    its message without the reference to that entry."""
+
+    device_list_entry: bytes
+    message: table_pb2.Mesh
+
+
+_LOWERED: weakref.WeakKeyDictionary[Mesh, Lowered] = weakref.WeakKeyDictionary()
+# Lifted meshes by (ids_key, sizes, names, wire axis types).
+_LIFTED: weakref.WeakValueDictionary[tuple, Mesh] = weakref.WeakValueDictionary()
 
 
 def mesh_problem(
@@ -51,15 +74,28 @@ def mesh_problem(
 
 def lower(mesh: Mesh, ctx: LowerContext) -> table_pb2.Mesh:
     """The Mesh message; its devices are added to the table first."""
+    done = _LOWERED.get(mesh)
+    if done is None:
+        done = _lower(mesh)
+        _LOWERED[mesh] = done
+    msg = table_pb2.Mesh(device_list=ctx.builder.add_entry_bytes(done.device_list_entry))
+    msg.MergeFrom(done.message)
+    return msg
+
+
+def _lower(mesh: Mesh) -> Lowered:
     names = _axis_names(mesh.axis_names)
     sizes = list(mesh.devices.shape)
     refuse("mesh", mesh_problem(sizes, names, len(mesh.axis_types), mesh.devices.size))
-    return table_pb2.Mesh(
-        device_list=ctx.builder.add_devices(mesh.devices.flat),
+    # Once per mesh: a device's id is a C++ property, read one device at a time.
+    ids = device_list.lower_device_ids([d.id for d in mesh.devices.flat])
+    entry = table_pb2.Entry(device_list=ids)
+    message = table_pb2.Mesh(
         axis_sizes=sizes,
         axis_names=names,
         axis_types=[_AXIS_TYPES_TO_WIRE[t] for t in mesh.axis_types],
     )
+    return Lowered(entry.SerializeToString(deterministic=True), message)
 
 
 def _axis_names(names: Sequence[Any]) -> list[str]:
@@ -69,8 +105,9 @@ def _axis_names(names: Sequence[Any]) -> list[str]:
     return list(names)
 
 
-def check(msg: table_pb2.Mesh, ctx: CheckContext) -> None:
-    """Checks the device list reference, the rank, the axis types, then the axes."""
+def check(msg: table_pb2.Mesh, ctx: CheckContext) -> np.ndarray:
+    """Checks the device list reference, the rank, the axis types, then the axes; the facts
+    are the device list's ids."""
     path, refs = ctx.path, ctx.refs
     dl = refs.require(msg, "device_list", f"{path}.device_list", DEVICE_LIST, ctx.index)
     sizes, names, types = list(msg.axis_sizes), list(msg.axis_names), list(msg.axis_types)
@@ -83,16 +120,21 @@ def check(msg: table_pb2.Mesh, ctx: CheckContext) -> None:
     for k, t in enumerate(types):
         if t not in AXIS_TYPES:
             raise DecodeError(f"{path}.axis_types[{k}]", "unknown-enum", f"unknown axis type {t}")
-    raise_problem(path, mesh_problem(sizes, names, len(types), len(refs.facts[dl])))
+    ids = refs.facts[dl]
+    raise_problem(path, mesh_problem(sizes, names, len(types), len(ids)))
+    return ids
 
 
 def lift(msg: table_pb2.Mesh, ctx: LiftContext) -> Mesh:
-    """The Mesh over the lifted device list."""
-    device_list = ctx.objects[msg.device_list]
-    # fromiter fills an object array several times faster than slice assignment.
-    devices = np.fromiter(device_list, dtype=object, count=len(device_list))
-    return Mesh(
-        devices.reshape(tuple(msg.axis_sizes)),
-        tuple(msg.axis_names),
-        axis_types=tuple(AXIS_TYPES[t] for t in msg.axis_types),
-    )
+    """The Mesh of the checked ids and axes: the one lifted before, while it lives."""
+    ids = ctx.facts
+    devices_key = ids_key(ids)
+    sizes, names, types = tuple(msg.axis_sizes), tuple(msg.axis_names), tuple(msg.axis_types)
+    key = (devices_key, sizes, names, types)
+    mesh = _LIFTED.get(key)
+    if mesh is None:
+        devices = devices_for_ids(ids).reshape(sizes)
+        mesh = Mesh(devices, names, axis_types=tuple(AXIS_TYPES[t] for t in types))
+        _LIFTED[key] = mesh
+        remember_mesh(devices_key, mesh)
+    return mesh

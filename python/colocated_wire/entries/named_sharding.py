@@ -1,8 +1,15 @@
-"""NamedSharding entries: a mesh reference, a PartitionSpec over its axes, a memory kind."""
+"""NamedSharding entries: a mesh reference, a PartitionSpec over its axes, a memory kind.
+
+Programs make a fresh NamedSharding per array, most of them equal. Within a
+payload they are keyed by their mesh's index and their spec's fields, so
+equal ones cost a dict lookup; across payloads each mesh (weakly) keeps the
+messages of its shardings without the mesh's index, which is the payload's.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -89,20 +96,56 @@ def spec_axes_problem(
     return None
 
 
+# Per mesh: a sharding's message without its mesh reference, by `_fields`.
+_LOWERED: weakref.WeakKeyDictionary[Mesh, dict[Hashable, bytes]] = weakref.WeakKeyDictionary()
+
+
+def _fields(sharding: NamedSharding) -> Hashable | None:
+    """What a sharding writes besides its mesh, as plain values (None: not hashable)."""
+    spec = sharding.spec
+    fields = (spec.partitions, spec.unreduced, spec.reduced, sharding.memory_kind)
+    try:
+        hash(fields)
+    except TypeError:  # lower refuses what is in it
+        return None
+    return fields
+
+
+def key(sharding: NamedSharding, ctx: LowerContext) -> Hashable | None:
+    """What makes two NamedShardings one entry, known before a message is built; adds the
+    mesh. None when only `lower` can tell."""
+    if not isinstance(sharding.mesh, Mesh):
+        return None
+    fields = _fields(sharding)
+    return None if fields is None else (ctx.builder.add(sharding.mesh), fields)
+
+
 def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding:
     """The NamedSharding message; its mesh is added to the table first."""
-    if not isinstance(sharding.mesh, Mesh):
-        raise EncodeError(
-            f"NamedSharding over {type(sharding.mesh).__name__}: only a concrete Mesh encodes"
-        )
-    msg = table_pb2.NamedSharding(mesh=ctx.builder.add(sharding.mesh))
+    mesh = sharding.mesh
+    if not isinstance(mesh, Mesh):
+        raise EncodeError(f"NamedSharding over {type(mesh).__name__}: only a concrete Mesh encodes")
+    index = ctx.builder.add(mesh)
+    fields = _fields(sharding)
+    done = _LOWERED.get(mesh)
+    if done is None:
+        done = _LOWERED.setdefault(mesh, {})
+    found = None if fields is None else done.get(fields)
+    if found is not None:
+        msg = table_pb2.NamedSharding.FromString(found)
+        msg.mesh = index
+        return msg
+    msg = table_pb2.NamedSharding()
     lower_partition_spec(sharding.spec, msg.spec)
     msg.spec.SetInParent()
-    mesh = ctx.builder.table.entries[msg.mesh].mesh
-    refuse("NamedSharding", spec_axes_problem(msg.spec, mesh.axis_names, mesh.axis_types))
-    kind = lower_memory_kind(sharding, sharding.mesh.devices.flat[0])
+    axes = ctx.builder.table.entries[index].mesh
+    refuse("NamedSharding", spec_axes_problem(msg.spec, axes.axis_names, axes.axis_types))
+    kind = lower_memory_kind(sharding, mesh.devices.flat[0])
     if kind is not None:
         msg.memory_kind = kind
+    if fields is not None:
+        done[fields] = msg.SerializeToString(deterministic=True)
+    msg.mesh = index
     return msg
 
 

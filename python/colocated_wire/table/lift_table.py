@@ -26,21 +26,27 @@ class LiftContext:
 
     objects: list[Any]
     facts: Any
+    # id() of each object in `objects`: a cache hit already handed out in this table is not
+    # handed out again, so distinct entries stay distinct objects.
+    lifted_ids: set[int] = dataclasses.field(default_factory=set)
 
 
 def lift_table(refs: References, path: str = "table") -> list[Any]:
     """One object per entry of a checked table, in index order."""
     objects: list[Any] = []
+    lifted_ids: set[int] = set()
     for i, entry in enumerate(refs.entries):
         kind = refs.kinds[i]
         try:
             if kind is None:  # a kind of a newer minor version: kept byte for byte
                 obj = UnknownEntry(entry.SerializeToString(deterministic=True))
             else:
-                obj = ENTRIES[kind].lift(getattr(entry, kind), LiftContext(objects, refs.facts[i]))
+                ctx = LiftContext(objects, refs.facts[i], lifted_ids)
+                obj = ENTRIES[kind].lift(getattr(entry, kind), ctx)
         except LiftError as e:
             raise LiftError(f"{path}[{i}].{kind}: {e}") from e
         except (ValueError, TypeError, RuntimeError) as e:
             raise LiftError(f"{path}[{i}].{kind}: JAX refused the object: {e}") from e
         objects.append(obj)
+        lifted_ids.add(id(obj))
     return objects

@@ -7,7 +7,11 @@ by value: an entry's key is its own canonical bytes, which hold its
 dependencies as indexes that were deduplicated first, so two objects share
 an entry exactly when they would be written alike -- equal-but-distinct
 meshes and ShapeDtypeStructs become one entry. A cache by identity makes
-repeated references to one object cost a dict lookup.
+repeated references to one object cost a dict lookup, and a kind with a
+`key` (leaves, named shardings) is found by its fields before any message is
+built. What stays true across payloads (a mesh's device list, a sharding's
+spec) is remembered by the entry modules, weakly, and handed back as bytes or
+messages whose references are this payload's indices.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 import jax
 
 from colocated.v1 import table_pb2
-from colocated_wire.entries import array_spec, codec_of, device_list
+from colocated_wire.entries import codec_of, device_list
 from colocated_wire.errors import EncodeError
 from colocated_wire.unknown import UnknownEntry
 
@@ -38,7 +42,7 @@ class TableBuilder:
         self.table = table_pb2.SharedObjectTable()
         self._ctx = LowerContext(self)
         self._by_value: dict[bytes, int] = {}
-        self._by_leaf_fields: dict[tuple, int] = {}
+        self._by_key: dict[tuple, int] = {}
         self._by_identity: dict[int, int] = {}
         self._keep_alive: list[Any] = []  # so that ids in _by_identity stay unique
 
@@ -47,10 +51,20 @@ class TableBuilder:
         found = self._by_identity.get(id(obj))
         if found is not None:
             return found
-        if isinstance(obj, jax.ShapeDtypeStruct):
-            index = self._leaf(obj)
+        codec = None if isinstance(obj, UnknownEntry) else codec_of(obj)
+        key = None
+        if codec is not None and hasattr(codec[1], "key"):
+            key = codec[1].key(obj, self._ctx)
+        if key is None:
+            index = self._intern(self._lower(obj, codec))
         else:
-            index = self._intern(self._lower(obj))
+            # Leaves and shardings are many and mostly equal: keyed by their fields (and the
+            # indices of what they refer to) before a message is built.
+            key = (codec[0], key)
+            index = self._by_key.get(key)
+            if index is None:
+                index = self._intern(self._lower(obj, codec))
+                self._by_key[key] = index
         self._by_identity[id(obj)] = index
         self._keep_alive.append(obj)
         return index
@@ -61,14 +75,14 @@ class TableBuilder:
             return self.add(devices)
         return self._intern(table_pb2.Entry(device_list=device_list.lower(devices, self._ctx)))
 
-    def _leaf(self, spec: jax.ShapeDtypeStruct) -> int:
-        # Leaves are many and mostly equal: key them by their fields, before building a message.
-        key = array_spec.key(spec, self._ctx)
-        found = self._by_leaf_fields.get(key)
-        if found is None:
-            found = self._intern(table_pb2.Entry(array_spec=array_spec.lower(spec, self._ctx)))
-            self._by_leaf_fields[key] = found
-        return found
+    def add_entry_bytes(self, entry: bytes) -> int:
+        """An entry given as its canonical bytes (an `Entry` lowered before); returns its index."""
+        index = self._by_value.get(entry)
+        if index is None:
+            index = len(self.table.entries)
+            self.table.entries.add().ParseFromString(entry)
+            self._by_value[entry] = index
+        return index
 
     def _intern(self, entry: table_pb2.Entry) -> int:
         key = entry.SerializeToString(deterministic=True)
@@ -79,11 +93,10 @@ class TableBuilder:
             self._by_value[key] = index
         return index
 
-    def _lower(self, obj: Any) -> table_pb2.Entry:
+    def _lower(self, obj: Any, codec: tuple[str, Any] | None) -> table_pb2.Entry:
         if isinstance(obj, UnknownEntry):  # a kind of a newer minor version, written as it came
             return table_pb2.Entry.FromString(obj.entry_bytes)
-        found = codec_of(obj)
-        if found is None:
+        if codec is None:
             raise EncodeError(f"{type(obj).__name__} is not a shared object colocated.v1 can write")
-        kind, codec = found
-        return table_pb2.Entry(**{kind: codec.lower(obj, self._ctx)})
+        kind, module = codec
+        return table_pb2.Entry(**{kind: module.lower(obj, self._ctx)})
