@@ -1,0 +1,104 @@
+"""The per-process caches of meshes, shardings and device lists (issue 18).
+
+A cached lowering writes the bytes a fresh one writes, a lifted mesh is found
+again without changing what a payload shares, ids map to devices as the
+per-id map says, and no cache keeps a JAX object alive.
+"""
+
+import gc
+import weakref
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from colocated.v1 import table_pb2
+from colocated_wire import deserialize_specs, serialize_specs
+from colocated_wire.devices import cpu_device_map, devices_for_ids
+from colocated_wire.entries import mesh as mesh_entry
+from colocated_wire.entries import named_sharding
+from colocated_wire.entries.device_list import lower_device_ids
+from colocated_wire.errors import LiftError
+from colocated_wire.limits import DEFAULT_LIMITS
+from colocated_wire.table.check_table import check_table
+from colocated_wire.table.lift_table import lift_table
+
+SPECS = [("x", "y"), (None, "y"), ("x", None), ("y", None), ()]
+
+
+def _mesh(devices, order):
+    """A mesh over 16 devices in `order` (a seed, or None for in order), unlike other tests'."""
+    ids = np.arange(16) if order is None else np.random.default_rng(order).permutation(16)
+    return Mesh(np.array([devices[i] for i in ids]).reshape(4, 4), ("x", "y"))
+
+
+def _leaves(mesh):
+    """Fresh NamedShardings, one per leaf, five distinct specs."""
+    return [
+        jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh, PartitionSpec(*s)))
+        for s in SPECS * 4
+    ]
+
+
+@pytest.mark.parametrize("order", [None, 7, 8])
+def test_a_cached_lowering_writes_the_bytes_of_a_fresh_one(devices, order):
+    mesh = _mesh(devices, order)
+    assert mesh not in mesh_entry._LOWERED  # the first lowering is a fresh one
+    leaves = _leaves(mesh)
+    treedef = jax.tree_util.tree_structure(leaves)
+    fresh = serialize_specs(treedef, leaves)
+    assert mesh in mesh_entry._LOWERED and len(named_sharding._LOWERED[mesh]) == len(SPECS)
+    assert serialize_specs(treedef, leaves) == fresh
+    assert serialize_specs(treedef, _leaves(mesh)) == fresh
+    out_treedef, out = deserialize_specs(fresh)
+    assert out_treedef == treedef and list(out) == leaves
+    assert len({id(x.sharding) for x in out}) == len(SPECS)
+
+
+def test_lifting_again_finds_the_mesh_and_keeps_entries_distinct(devices):
+    mesh = _mesh(devices, 9)
+    ids = [d.id for d in mesh.devices.flat]
+    device_list = table_pb2.Entry(device_list=lower_device_ids(ids))
+    axes = table_pb2.Mesh(axis_sizes=[4, 4], axis_names=["x", "y"], axis_types=[1, 1])
+    table = table_pb2.SharedObjectTable()
+    table.entries.extend([device_list, device_list])
+    for k in range(2):
+        table.entries.add().mesh.CopyFrom(axes)
+        table.entries[2 + k].mesh.device_list = k
+    first = lift_table(check_table(table, DEFAULT_LIMITS))
+    again = lift_table(check_table(table, DEFAULT_LIMITS))
+    for objects in (first, again):
+        assert objects[0] is not objects[1]  # two entries, two device lists, as always
+        assert list(objects[0]) == list(objects[1]) == list(mesh.devices.flat)
+        assert objects[2] is objects[3] is mesh  # JAX interns meshes
+    assert again[0] is mesh._internal_device_list  # found again through the mesh
+
+
+def test_devices_for_ids_is_the_per_id_map(devices):
+    table = cpu_device_map()
+    ids = np.random.default_rng(3).integers(0, len(devices), size=(5, 7))
+    got = devices_for_ids(ids)
+    assert got.shape == ids.shape
+    assert all(a is table[i] for a, i in zip(got.flat, ids.flat, strict=True))
+    with pytest.raises(LiftError, match=f"device id {10**6} is not a CPU device"):
+        devices_for_ids(np.array([0, 10**6, 10**6 + 1]))
+
+
+def test_no_cache_keeps_a_jax_object_alive(devices):
+    def use_once():
+        mesh = _mesh(devices, 11)
+        leaves = _leaves(mesh)
+        treedef = jax.tree_util.tree_structure(leaves)
+        data = serialize_specs(treedef, leaves)
+        serialize_specs(treedef, leaves)
+        _, out = deserialize_specs(data)
+        deserialize_specs(data)
+        assert out[0].sharding.mesh is mesh
+        assert mesh in mesh_entry._LOWERED and mesh in named_sharding._LOWERED
+        return [weakref.ref(mesh), weakref.ref(leaves[0].sharding.spec)]
+
+    refs = use_once()
+    jax.clear_caches()  # JAX's own caches of shardings hold their meshes
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
