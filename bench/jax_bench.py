@@ -59,14 +59,24 @@ def build_specs(case, device_ids, devices_by_id):
     ids = device_ids if device_ids is not None else range(int(np.prod(case["meshShape"])))
     grid = np.array([devices_by_id[i] for i in ids]).reshape(case["meshShape"])
     mesh = Mesh(grid, tuple(case["axisNames"]))
-    shardings = [
-        NamedSharding(mesh, PartitionSpec(*(tuple(e) if isinstance(e, list) else e for e in spec)))
-        for spec in case["shardings"]
-    ]
+
+    def sharding(spec):
+        return NamedSharding(
+            mesh, PartitionSpec(*(tuple(e) if isinstance(e, list) else e for e in spec))
+        )
+
+    specs = case["shardings"]
+    shared = [sharding(spec) for spec in specs]
+    # "freshShardings": every leaf gets a NamedSharding of its own, as programs make them.
+    fresh = case.get("freshShardings", False)
     dtype = np.dtype(case["dtype"])
     shape = tuple(case["leafShape"])
     leaves = [
-        jax.ShapeDtypeStruct(shape, dtype, sharding=shardings[i % len(shardings)])
+        jax.ShapeDtypeStruct(
+            shape,
+            dtype,
+            sharding=sharding(specs[i % len(specs)]) if fresh else shared[i % len(specs)],
+        )
         for i in range(case["leafCount"])
     ]
     n = case["leafCount"]

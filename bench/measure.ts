@@ -47,6 +47,32 @@ export function measure<T>(
   return { result, timing: { medianMs: median(samples), runs: samples.length } };
 }
 
+/**
+ * Times fn on a new input from setup every run; setup is not timed. The warm-up and budget
+ * count setup too, so a slow setup cannot stretch the run.
+ */
+export function measureCold<S>(
+  setup: () => S,
+  fn: (input: S) => unknown,
+  policy: Policy = DEFAULT_POLICY,
+): Timing {
+  const start = performance.now();
+  for (let i = 0; i < policy.warmupRuns && performance.now() - start < policy.warmupMs; i++)
+    fn(setup());
+  const samples: number[] = [];
+  const timedStart = performance.now();
+  while (
+    samples.length < policy.minRuns ||
+    (samples.length < policy.maxRuns && performance.now() - timedStart < policy.budgetMs)
+  ) {
+    const input = setup();
+    const t0 = performance.now();
+    fn(input);
+    samples.push(performance.now() - t0);
+  }
+  return { medianMs: median(samples), runs: samples.length };
+}
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { formatCount } from "./format";
 import type { PythonSide } from "./python";
 import type { SideId } from "./results";
-import { type Case, deviceCount, INLINED_MAX_IDS } from "./scenarios";
+import { type Case, deviceCount, INLINED_MAX_DEVICES, INLINED_MAX_IDS } from "./scenarios";
 import { TS_SIDES } from "./typescript-side";
 
 /** The cases of one device count: JAX needs a process per device count, so they run together. */
@@ -48,7 +48,11 @@ function jaxSkipReason(devices: number, maxJaxDevices: number, pidMax: number): 
 /** The sides to run for a case, and why the others are skipped. */
 export function sidesOf(c: Case, group: Group) {
   const skipped: Partial<Record<SideId, string>> = {};
-  const inlinedReason = `(d) writes one device list per leaf: ${formatCount(c.leafCount)} × ${formatCount(deviceCount(c))} = ${formatCount(c.leafCount * deviceCount(c))} device ids, above the cap of ${formatCount(INLINED_MAX_IDS)} (at S2's 41M ids, (d1) is 82 MB and (d2) 334 MB, and each takes 6 to 9 s per run; (d) is linear in leaves by construction)`;
+  const inlinedReason = c.freshShardings
+    ? "(d) inlines every shared object, so a fresh sharding per leaf changes nothing for it: it runs on S3's shared shardings"
+    : deviceCount(c) > INLINED_MAX_DEVICES
+      ? `(d) writes one device list per leaf: ${formatCount(c.leafCount * deviceCount(c))} device ids, and S3 runs it up to ${formatCount(INLINED_MAX_DEVICES)} devices (at 65,536, (d1) is 18 MB a run; it is linear in devices by construction)`
+      : `(d) writes one device list per leaf: ${formatCount(c.leafCount)} × ${formatCount(deviceCount(c))} = ${formatCount(c.leafCount * deviceCount(c))} device ids, above the cap of ${formatCount(INLINED_MAX_IDS)} (at S2's 41M ids, (d1) is 82 MB and (d2) 334 MB, and each takes 6 to 9 s per run; (d) is linear in leaves by construction)`;
   const ts = TS_SIDES.filter((s) => c.inlined || s !== "d1");
   if (!c.inlined) skipped.d1 = inlinedReason;
   const pythonAll: PythonSide[] = c.inlined ? ["b", "c", "d2"] : ["b", "c"];

@@ -30,7 +30,9 @@ const PANEL = { width: 610, height: 330, left: 70, right: 185, top: 34, bottom: 
 /** The SVG: size and time against device count (S3) and against leaf count (S4), log-log. */
 export function plotSvg(cases: readonly CaseResult[]): string {
   const s3 = (order: string) =>
-    cases.filter((r) => r.case.scenario === "S3" && r.case.order === order);
+    cases.filter(
+      (r) => r.case.scenario === "S3" && r.case.order === order && !r.case.freshShardings,
+    );
   const s4 = cases.filter((r) => r.case.scenario === "S4");
   const devices = (r: CaseResult) => r.case.devices;
   const leaves = (r: CaseResult) => r.case.leafCount;

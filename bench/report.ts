@@ -1,4 +1,4 @@
-import { formatBytes, formatCount, formatMs, sizeRatio, speedRatio } from "./format";
+import { formatBytes, formatCount, formatMs, sig, sizeRatio, speedRatio } from "./format";
 import { type CaseResult, type RunResults, SIDE_ORDER, SIDES, type SideId } from "./results";
 
 /** The results as markdown: the tables with ratios against (c), the targets, what was skipped. */
@@ -23,6 +23,8 @@ export function markdownReport(results: RunResults): string {
     "",
     mainTable(main),
     ...(s3.length ? ["", "### S3: 100 leaves against the device count", "", s3Table(s3)] : []),
+    ...(s3.length ? ["", ...s3PerDeviceSection(s3)] : []),
+    ...memorySection(results),
     ...(s4.length ? ["", "### S4: leaves on one 128×8 mesh", "", s4Table(s4)] : []),
     "",
     "### Targets",
@@ -138,15 +140,66 @@ function sweepTable(
   return lines.join("\n");
 }
 
+/** S3's rows: shared shardings, then fresh ones; regular, then shuffled; by device count. */
+function s3Sorted(rows: readonly CaseResult[]): CaseResult[] {
+  return [...rows].sort(
+    (x, y) =>
+      Number(!!x.case.freshShardings) - Number(!!y.case.freshShardings) ||
+      x.case.order.localeCompare(y.case.order) ||
+      x.case.devices - y.case.devices,
+  );
+}
+
+function s3Label(r: CaseResult): string {
+  return `${formatCount(r.case.devices)} ${r.case.order}${r.case.freshShardings ? ", fresh" : ""}`;
+}
+
 function s3Table(rows: readonly CaseResult[]): string {
-  const sorted = [...rows].sort(
-    (x, y) => x.case.order.localeCompare(y.case.order) || x.case.devices - y.case.devices,
-  );
-  return sweepTable(
-    sorted,
-    "devices, order",
-    (r) => `${formatCount(r.case.devices)} ${r.case.order}`,
-  );
+  return sweepTable(s3Sorted(rows), "devices, order", s3Label);
+}
+
+/** TypeScript per device (warm, cold, decode, the limit), and every side's speed against (c). */
+function s3PerDeviceSection(rows: readonly CaseResult[]): string[] {
+  const ns = (t: { medianMs: number } | undefined, n: number) =>
+    t ? sig((t.medianMs * 1e6) / n) : "—";
+  const vs = (r: CaseResult, side: "a" | "b", op: "encode" | "decode") => {
+    const s = r.sides[side];
+    const c = r.sides.c;
+    return s && c ? `${sig(c[op].medianMs / s[op].medianMs)}×` : "—";
+  };
+  const lines = [
+    "### S3 per device",
+    "",
+    "TypeScript in ns per device: encode warm (the same objects every call, as a training loop),",
+    "encode cold (objects made afresh every call, as a program that rebuilds its specs), decode",
+    "and lift, and the limit: writing and checking an Int32Array of that many ids. Then each",
+    'side\'s speed against (c), "n×" faster. "fresh": a NamedSharding made afresh for every leaf.',
+    "",
+    "| devices, order | (a) enc warm | (a) enc cold | (a) dec | limit | (a) enc vs (c) | (a) dec vs (c) | (b) enc vs (c) | (b) dec vs (c) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const r of s3Sorted(rows)) {
+    const n = r.case.devices;
+    const a = r.sides.a;
+    lines.push(
+      `| ${s3Label(r)} | ${ns(a?.encode, n)} | ${ns(a?.encodeCold, n)} | ${ns(a?.decode, n)} | ${ns(r.limit, n)} | ${vs(r, "a", "encode")} | ${vs(r, "a", "decode")} | ${vs(r, "b", "encode")} | ${vs(r, "b", "decode")} |`,
+    );
+  }
+  return lines;
+}
+
+function memorySection(results: RunResults): string[] {
+  const m = results.decodeMemory;
+  if (!m) return [];
+  const per = (bytes: number) => `${sig(bytes / m.devices)} B per device`;
+  return [
+    "",
+    `### Decode memory: an in-order mesh of ${formatCount(m.devices)} devices`,
+    "",
+    `In a child process with gc exposed (\`bench/decode-memory.ts\`): 100 leaves on the mesh, a ${formatBytes(m.payloadBytes)} payload.`,
+    `Decoding allocated ${formatBytes(Math.max(m.decodeBytes, 0))} (${per(m.decodeBytes)}; heap and array buffers, no GC in between), resident memory grew ${formatBytes(Math.max(m.rssBytes, 0))};`,
+    `asking the lifted device list for its ids then wrote them out: ${formatBytes(m.idsBytes)} (${per(m.idsBytes)}).`,
+  ];
 }
 
 function s4Table(rows: readonly CaseResult[]): string {

@@ -18,7 +18,10 @@ export const SIDE_ORDER: SideId[] = ["a", "b", "c", "d1", "d2"];
 export interface SideResult {
   bytes: number;
   sha256?: string;
+  /** Encoding the same objects again and again, as a training loop does. */
   encode: Timing;
+  /** (a) in S3: encoding objects made afresh for every call, as a program that rebuilds its specs. */
+  encodeCold?: Timing;
   decode: Timing;
 }
 
@@ -29,6 +32,8 @@ export interface CaseResult {
   skipped: Partial<Record<SideId, string>>;
   /** A side that failed, with its error. */
   errors: Partial<Record<SideId, string>>;
+  /** S3: the limit, writing and checking an Int32Array of this many ids (bench/limit.ts). */
+  limit?: Timing;
 }
 
 export interface JaxStartup {
@@ -66,4 +71,17 @@ export interface RunResults {
   /** (a) and (b) must be byte-identical; a mismatch is a bug. */
   crossCheck: { case: string; identical: boolean; detail: string }[];
   targets: TargetCheck[];
+  /** Decoding an in-order mesh of a million devices, in a child process (bench/decode-memory.ts). */
+  decodeMemory?: DecodeMemory;
+}
+
+export interface DecodeMemory {
+  devices: number;
+  payloadBytes: number;
+  /** Heap and array-buffer growth across decodeSpecs, no GC in between: what decoding allocated. */
+  decodeBytes: number;
+  /** The same growth across then asking the lifted list for its ids. */
+  idsBytes: number;
+  /** Resident set growth across decodeSpecs. */
+  rssBytes: number;
 }

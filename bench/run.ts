@@ -4,8 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
+import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
-import { DEFAULT_POLICY } from "./measure";
+import { measureLimit } from "./limit";
+import { DEFAULT_POLICY, type Timing } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
 import { type PythonJob, runPython } from "./python";
@@ -22,6 +24,7 @@ const ROOT = path.resolve(__dirname, "..", "..");
 
 interface Options {
   quick: boolean;
+  filter?: string;
   out?: string;
   maxJaxDevices: number;
 }
@@ -30,6 +33,10 @@ async function main(): Promise<void> {
   const options = new Command("bench")
     .description("colocated-wire against JAX's colocated-Python serialization")
     .option("--quick", "S1 only, within a minute", false)
+    .option(
+      "--filter <text>",
+      'only the cases whose id contains the text, such as "S3 fresh regular"',
+    )
     .option(
       "--out <dir>",
       "where results.json, results.md and plot.svg go (default bench/, or out/bench with --quick)",
@@ -42,15 +49,15 @@ async function main(): Promise<void> {
     )
     .parse()
     .opts<Options>();
-  const outDir = path.resolve(
-    options.out ?? path.join(ROOT, options.quick ? "out/bench" : "bench"),
-  );
+  // Only a full run stands for the project: a partial one goes to out/bench unless told.
+  const partial = options.quick || options.filter !== undefined;
+  const outDir = path.resolve(options.out ?? path.join(ROOT, partial ? "out/bench" : "bench"));
   // A fresh clone has no virtual environment yet; this creates it (once).
   execFileSync("bash", [path.join(ROOT, "scripts", "python-env.sh")], { stdio: "inherit" });
 
   const started = Date.now();
   const loadBefore = os.loadavg()[0];
-  const groups = planGroups(allCases(options.quick), options.maxJaxDevices);
+  const groups = planGroups(allCases(options.quick, options.filter), options.maxJaxDevices);
   const results = new Map<string, CaseResult>();
   let total = 0;
   for (const g of groups) {
@@ -108,7 +115,7 @@ async function main(): Promise<void> {
       date: new Date(started).toISOString(),
       machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
       versions: `Node ${process.version}, Python ${versions.python}, JAX ${versions.jax}`,
-      quick: options.quick,
+      quick: partial,
       commit: gitCommit(),
       policy: DEFAULT_POLICY,
       seconds: Math.round((Date.now() - started) / 1000),
@@ -118,8 +125,10 @@ async function main(): Promise<void> {
     cases,
     jaxStartup: startups,
     crossCheck: crossCheck(cases),
-    targets: checkTargets(cases),
+    targets: [],
+    ...(options.quick ? {} : { decodeMemory: measureDecodeMemory() }),
   };
+  run.targets = checkTargets(cases, run.decodeMemory);
   const report = markdownReport(run);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(path.join(outDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
@@ -129,8 +138,7 @@ async function main(): Promise<void> {
   );
   writeFileSync(path.join(outDir, "plot.svg"), plotSvg(cases));
   // Only a full run into bench/ stands for the project: the README shows that one.
-  if (!options.quick && !options.out)
-    updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
+  if (!partial && !options.out) updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
   console.log(report);
   console.log(
     `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
@@ -146,10 +154,15 @@ async function main(): Promise<void> {
   if (cases.some((r) => Object.keys(r.errors).length)) process.exitCode = 1;
 }
 
-/** (a) and (d1) of every case of the group, in this process. */
+/** (a) and (d1) of every case of the group, in this process; for S3, the limit too. */
 function runTypeScript(group: Group, results: Map<string, CaseResult>, bar: SingleBar): void {
+  let limit: Timing | undefined;
   for (const c of group.cases) {
     const r = results.get(c.id) as CaseResult;
+    if (c.scenario === "S3") {
+      limit ??= measureLimit(group.devices, DEFAULT_POLICY);
+      r.limit = limit;
+    }
     for (const side of sidesOf(c, group).ts) {
       bar.update({ task: `${c.id} (${side})` });
       try {

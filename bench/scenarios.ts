@@ -24,6 +24,8 @@ export interface Case {
   order: "regular" | "shuffled";
   /** Leaf i is sharded by shardings[i % shardings.length]. */
   shardings: SpecEntry[][];
+  /** Each leaf gets a NamedSharding (and PartitionSpec) of its own, as programs make them. */
+  freshShardings?: boolean;
   /** Whether (d), the inlined formats, runs for this case (see INLINED_MAX_IDS). */
   inlined: boolean;
 }
@@ -61,8 +63,11 @@ const SIXTEEN_SHARDINGS: SpecEntry[][] = [
  */
 export const INLINED_MAX_IDS = 50_000_000;
 
-/** S3's device counts: every doubling from 8 to 65,536. */
-export const S3_DEVICE_COUNTS = Array.from({ length: 14 }, (_, i) => 8 * 2 ** i);
+/** (d) also stops at this many devices: S3's 262,144 devices would be 26M ids, over a minute a run. */
+export const INLINED_MAX_DEVICES = 65_536;
+
+/** S3's device counts: every doubling from 8 to 262,144. */
+export const S3_DEVICE_COUNTS = Array.from({ length: 16 }, (_, i) => 8 * 2 ** i);
 
 /** S4's leaf counts. */
 export const S4_LEAF_COUNTS = [10, 100, 1_000, 10_000, 100_000];
@@ -71,7 +76,10 @@ const LEAF = { leafShape: [1024, 512], dtype: "float32" } as const;
 
 function makeCase(fields: Omit<Case, "leafShape" | "dtype" | "inlined">): Case {
   const devices = fields.meshShape.reduce((a, b) => a * b, 1);
-  const inlined = fields.leafCount * devices <= INLINED_MAX_IDS;
+  const inlined =
+    !fields.freshShardings &&
+    devices <= INLINED_MAX_DEVICES &&
+    fields.leafCount * devices <= INLINED_MAX_IDS;
   return { ...fields, leafShape: [...LEAF.leafShape], dtype: LEAF.dtype, inlined };
 }
 
@@ -107,20 +115,27 @@ export function s2Cases(): Case[] {
   ];
 }
 
-/** S3: 100 leaves on an (n/8)x8 mesh, n from 8 to 65,536, regular and shuffled order. */
+/**
+ * S3: 100 leaves on an (n/8)x8 mesh, n from 8 to 262,144, regular and shuffled order; and
+ * "S3 fresh", the same with a NamedSharding made afresh for every leaf. (d) does not depend on
+ * sharing, so it runs on the first only.
+ */
 export function s3Cases(): Case[] {
-  return S3_DEVICE_COUNTS.flatMap((n) =>
-    (["regular", "shuffled"] as const).map((order) =>
-      makeCase({
-        id: `S3 ${order} ${n}`,
-        scenario: "S3",
-        tree: "list",
-        leafCount: 100,
-        meshShape: [n / 8, 8],
-        axisNames: ["data", "model"],
-        order,
-        shardings: TWO_SHARDINGS,
-      }),
+  return [false, true].flatMap((freshShardings) =>
+    S3_DEVICE_COUNTS.flatMap((n) =>
+      (["regular", "shuffled"] as const).map((order) =>
+        makeCase({
+          id: `S3${freshShardings ? " fresh" : ""} ${order} ${n}`,
+          scenario: "S3",
+          tree: "list",
+          leafCount: 100,
+          meshShape: [n / 8, 8],
+          axisNames: ["data", "model"],
+          order,
+          shardings: TWO_SHARDINGS,
+          ...(freshShardings ? { freshShardings } : {}),
+        }),
+      ),
     ),
   );
 }
@@ -141,10 +156,10 @@ export function s4Cases(): Case[] {
   );
 }
 
-/** Every case of a run: S1 only with --quick. */
-export function allCases(quick: boolean): Case[] {
-  if (quick) return s1Cases();
-  return [...s1Cases(), ...s2Cases(), ...s3Cases(), ...s4Cases()];
+/** Every case of a run: S1 only with --quick; only the cases whose id contains `filter`, if given. */
+export function allCases(quick: boolean, filter?: string): Case[] {
+  const cases = quick ? s1Cases() : [...s1Cases(), ...s2Cases(), ...s3Cases(), ...s4Cases()];
+  return filter === undefined ? cases : cases.filter((c) => c.id.includes(filter));
 }
 
 export function deviceCount(c: Case): number {

@@ -1,5 +1,6 @@
-import { formatBytes, formatMs, sig } from "./format";
-import type { CaseResult, SideResult, TargetCheck } from "./results";
+import { formatBytes, formatCount, formatMs, sig } from "./format";
+import type { Timing } from "./measure";
+import type { CaseResult, DecodeMemory, SideResult, TargetCheck } from "./results";
 
 /** A few bytes: the most the (a) payload may grow each time S3's regular mesh doubles. */
 export const FEW_BYTES = 4;
@@ -7,16 +8,200 @@ export const FEW_BYTES = 4;
 /** S4's log-log slope of size and time against leaves, from 1,000 leaves up, must be 1 ± this. */
 export const LINEAR_SLACK = 0.15;
 
+/** S3: TypeScript against JAX (c) at every device count, both orders. */
+export const S3_TS_ENCODE_SPEEDUP = 5;
+export const S3_TS_DECODE_SPEEDUP = 10;
+/** S3 with a fresh sharding per leaf: Python (b) against JAX (c), each way. */
+export const S3_PY_SPEEDUP = 2;
+/** At S3's largest in-order mesh: TS cold encode and decode, in ns per device. */
+export const S3_MAX_NS_PER_DEVICE = 20;
+/** S3's warm encode at its largest mesh, within this factor of its time at 1,024 devices. */
+export const S3_WARM_GROWTH = 2;
+/** Shuffled ids cost at most this many bytes per device over the in-order payload. */
+export const SHUFFLED_BYTES_PER_DEVICE = 2;
+/** Decoding a million in-order devices allocates at most this many bytes per device (4 × an int32). */
+export const DECODE_BYTES_PER_DEVICE = 16;
+
 /** Checks the issue's targets against a run's results; a target with no data is not reported. */
-export function checkTargets(cases: readonly CaseResult[]): TargetCheck[] {
+export function checkTargets(cases: readonly CaseResult[], memory?: DecodeMemory): TargetCheck[] {
   const checks: TargetCheck[] = [];
   for (const r of cases.filter((r) => r.case.scenario === "S1" || r.case.scenario === "S2")) {
     checks.push(...s1s2Targets(r));
   }
   const s3 = s3Target(cases);
   if (s3) checks.push(s3);
+  checks.push(...s3SpeedTargets(cases), ...s3PerDeviceTargets(cases));
+  const shuffled = shuffledSizeTarget(cases);
+  if (shuffled) checks.push(shuffled);
+  if (memory) checks.push(memoryTarget(memory));
   checks.push(...s4Targets(cases));
   return checks;
+}
+
+/** S3 cases of one variant (shared or fresh shardings) and order, by device count. */
+function s3Of(cases: readonly CaseResult[], fresh: boolean, order: string): CaseResult[] {
+  return cases
+    .filter(
+      (r) =>
+        r.case.scenario === "S3" && !!r.case.freshShardings === fresh && r.case.order === order,
+    )
+    .sort((x, y) => x.case.devices - y.case.devices);
+}
+
+/** "At every count" targets: the worst ratio of `side` over (c), over the counts both ran. */
+function everyCount(
+  rows: readonly CaseResult[],
+  label: string,
+  need: number,
+  time: (s: SideResult) => number,
+  side: "a" | "b",
+): TargetCheck | undefined {
+  const points = rows
+    .filter((r) => r.sides[side] && r.sides.c)
+    .map((r) => {
+      const ours = time(r.sides[side] as SideResult);
+      const jax = time(r.sides.c as SideResult);
+      return { n: r.case.devices, ratio: jax / ours, ours, jax };
+    });
+  if (!points.length) return undefined;
+  const worst = points.reduce((w, p) => (p.ratio < w.ratio ? p : w));
+  const check = atLeast(
+    label,
+    worst.ratio,
+    need,
+    `worst at ${formatCount(worst.n)} devices, ${formatMs(worst.ours)} vs ${formatMs(worst.jax)}`,
+  );
+  const all = points.map((p) => `${sig(p.ratio)}×`).join(", ");
+  return {
+    ...check,
+    detail: `${check.detail}; from ${formatCount(points[0].n)} devices up: ${all}`,
+  };
+}
+
+function s3SpeedTargets(cases: readonly CaseResult[]): TargetCheck[] {
+  const checks: (TargetCheck | undefined)[] = [];
+  for (const fresh of [false, true]) {
+    for (const order of ["regular", "shuffled"]) {
+      const rows = s3Of(cases, fresh, order);
+      const name = `S3${fresh ? " fresh" : ""} ${order}`;
+      checks.push(
+        everyCount(
+          rows,
+          `${name}: TS encode at least ${S3_TS_ENCODE_SPEEDUP}× faster than (c) at every device count`,
+          S3_TS_ENCODE_SPEEDUP,
+          (s) => s.encode.medianMs,
+          "a",
+        ),
+        everyCount(
+          rows,
+          `${name}: TS decode at least ${S3_TS_DECODE_SPEEDUP}× faster than (c) at every device count`,
+          S3_TS_DECODE_SPEEDUP,
+          (s) => s.decode.medianMs,
+          "a",
+        ),
+      );
+      if (fresh) {
+        checks.push(
+          everyCount(
+            rows,
+            `${name}: Python serialize_specs at least ${S3_PY_SPEEDUP}× faster than (c) at every device count`,
+            S3_PY_SPEEDUP,
+            (s) => s.encode.medianMs,
+            "b",
+          ),
+          everyCount(
+            rows,
+            `${name}: Python deserialize_specs at least ${S3_PY_SPEEDUP}× faster than (c) at every device count`,
+            S3_PY_SPEEDUP,
+            (s) => s.decode.medianMs,
+            "b",
+          ),
+        );
+      }
+    }
+  }
+  return checks.filter((c): c is TargetCheck => c !== undefined);
+}
+
+/** ns per device of a timing at n devices. */
+export function nsPerDevice(t: Timing, n: number): number {
+  return (t.medianMs * 1e6) / n;
+}
+
+function s3PerDeviceTargets(cases: readonly CaseResult[]): TargetCheck[] {
+  const rows = s3Of(cases, false, "regular").filter((r) => r.sides.a);
+  const largest = rows.at(-1);
+  const at1024 = rows.find((r) => r.case.devices === 1_024);
+  if (!largest?.sides.a) return [];
+  const a = largest.sides.a;
+  const n = largest.case.devices;
+  const limit = largest.limit ? `; the limit ${sig(nsPerDevice(largest.limit, n))} ns` : "";
+  const checks: TargetCheck[] = [];
+  const perDevice = (what: string, t: Timing | undefined) => {
+    if (!t) return;
+    const ns = nsPerDevice(t, n);
+    checks.push(
+      atMost(
+        `S3 regular ${formatCount(n)} devices: TS ${what} at most ${S3_MAX_NS_PER_DEVICE} ns per device`,
+        ns,
+        S3_MAX_NS_PER_DEVICE,
+        `${sig(ns)} ns per device (${formatMs(t.medianMs)})${limit}`,
+      ),
+    );
+  };
+  perDevice("encode (cold)", a.encodeCold);
+  perDevice("decode", a.decode);
+  if (at1024?.sides.a) {
+    const growth = a.encode.medianMs / at1024.sides.a.encode.medianMs;
+    checks.push(
+      atMost(
+        `S3 regular: TS warm encode at ${formatCount(n)} devices within ${S3_WARM_GROWTH}× of its time at 1,024`,
+        growth,
+        S3_WARM_GROWTH,
+        `${formatMs(a.encode.medianMs)} vs ${formatMs(at1024.sides.a.encode.medianMs)}: ${sig(growth)}×`,
+      ),
+    );
+  }
+  return checks;
+}
+
+/**
+ * Shuffled ids over the in-order payload, per device, where JAX runs too (up to 16,384
+ * devices): a random order of n ids needs log2(n!)/n bits each, about 2.07 bytes at 262,144,
+ * so no format holds 2 bytes per device there. Larger counts are shown, not checked.
+ */
+function shuffledSizeTarget(cases: readonly CaseResult[]): TargetCheck | undefined {
+  const regular = new Map(
+    s3Of(cases, false, "regular").map((r) => [r.case.devices, r.sides.a?.bytes]),
+  );
+  const points = s3Of(cases, false, "shuffled")
+    .filter((r) => r.sides.a && regular.get(r.case.devices) !== undefined)
+    .map((r) => {
+      const extra = (r.sides.a as SideResult).bytes - (regular.get(r.case.devices) as number);
+      return { n: r.case.devices, perDevice: extra / r.case.devices, checked: !!r.sides.c };
+    });
+  const checked = points.filter((p) => p.checked);
+  if (!checked.length) return undefined;
+  const worst = checked.reduce((w, p) => (p.perDevice > w.perDevice ? p : w));
+  const all = points
+    .map((p) => `${formatCount(p.n)}: ${sig(p.perDevice)}${p.checked ? "" : " (unchecked)"}`)
+    .join(", ");
+  return atMost(
+    `S3 shuffled: at most ${SHUFFLED_BYTES_PER_DEVICE} bytes per device over the in-order payload, at every count JAX runs`,
+    worst.perDevice,
+    SHUFFLED_BYTES_PER_DEVICE,
+    `worst ${sig(worst.perDevice)} B at ${formatCount(worst.n)} devices; by count ${all} (above 16,384 a random order needs more than 2 bytes per id in any format)`,
+  );
+}
+
+function memoryTarget(m: DecodeMemory): TargetCheck {
+  const perDevice = m.decodeBytes / m.devices;
+  return atMost(
+    `Decoding an in-order mesh of ${formatCount(m.devices)} devices allocates at most ${DECODE_BYTES_PER_DEVICE} bytes per device`,
+    perDevice,
+    DECODE_BYTES_PER_DEVICE,
+    `${formatBytes(Math.max(m.decodeBytes, 0))} for a ${formatBytes(m.payloadBytes)} payload: ${sig(perDevice)} B per device; asking for the ids then writes them out: ${sig(m.idsBytes / m.devices)} B per device`,
+  );
 }
 
 function s1s2Targets(r: CaseResult): TargetCheck[] {
@@ -68,9 +253,24 @@ function atLeast(target: string, got: number, need: number, numbers: string): Ta
   return { target, met, detail: `${numbers}: ${sig(got)}×, ${margin}` };
 }
 
+/** An "at most `limit`" target, with by how much it is met or missed. */
+function atMost(target: string, got: number, limit: number, numbers: string): TargetCheck {
+  const met = got <= limit;
+  const margin = met
+    ? `met (${sig(limit)} allowed)`
+    : `missed: ${sig(got / limit)}× the ${sig(limit)} allowed`;
+  return { target, met, detail: `${numbers}: ${margin}` };
+}
+
 function s3Target(cases: readonly CaseResult[]): TargetCheck | undefined {
   const points = cases
-    .filter((r) => r.case.scenario === "S3" && r.case.order === "regular" && r.sides.a)
+    .filter(
+      (r) =>
+        r.case.scenario === "S3" &&
+        r.case.order === "regular" &&
+        !r.case.freshShardings &&
+        r.sides.a,
+    )
     .map((r) => [r.case.devices, (r.sides.a as SideResult).bytes] as const)
     .sort((x, y) => x[0] - y[0]);
   if (points.length < 2) return undefined;

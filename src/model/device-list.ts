@@ -89,7 +89,12 @@ export class DeviceList extends ValueObject {
 
   /** The device ids, in order. */
   get ids(): readonly number[] {
-    this.#ids ??= Object.freeze(Array.from(this.#idArray()));
+    if (this.#ids === undefined) {
+      const typed = this.#idArray();
+      const ids = new Array<number>(typed.length);
+      for (let i = 0; i < typed.length; i++) ids[i] = typed[i];
+      this.#ids = Object.freeze(ids);
+    }
     return this.#ids;
   }
 
