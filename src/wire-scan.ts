@@ -13,12 +13,15 @@ import { type DecodeLimits, limitName } from "./limits";
  * for both languages alike (Python's runtime is strict where ts-proto's is lenient): a field
  * number of 0, a stray end-group, a length past its message, a cut varint, or a singular
  * field given twice is `malformed`. python/colocated_wire/wire_scan.py is the same scan.
+ *
+ * Bombs are runs of one record written over and over, so a run of byte-identical records of
+ * one repeated or unknown field is scanned once and counted at once, as in wire_scan.py.
  */
 export function checkWire(bytes: Uint8Array, root: DescMessage, limits: DecodeLimits): number {
   const fields = plan(root); // before reading, so a schema without limits is not `malformed`
-  const scan = new WireScan(limits);
+  const scan = new WireScan(bytes, limits);
   try {
-    scan.message(new BinaryReader(bytes), fields, undefined);
+    scan.message(fields, undefined);
   } catch (error) {
     // BinaryReader throws RangeError past the end, and Error for a bad tag or varint.
     if (error instanceof DecodeError) throw error;
@@ -29,6 +32,10 @@ export function checkWire(bytes: Uint8Array, root: DescMessage, limits: DecodeLi
 }
 
 const UNKNOWN_FIELDS = limitName(Limit.MAX_UNKNOWN_FIELDS);
+
+// Read once: the CommonJS build of @bufbuild/protobuf/wire re-exports WireType through a
+// getter, a call each time the scan's loop would name a wire type.
+const { Varint, LengthDelimited, StartGroup, EndGroup } = WireType;
 
 /** Unknown groups nest at most this deep. */
 const MAX_GROUP_DEPTH = 32;
@@ -42,6 +49,8 @@ interface FieldScan {
   packedWidth: number | undefined;
   /** For a repeated field: the limit on its count in one message. */
   limit: keyof DecodeLimits | undefined;
+  /** For a repeated field: where its count is kept among the message's counts. */
+  slot: number;
   /** For a message field: its type's fields. */
   message: MessageScan | undefined;
   /** For a singular field: its bit in the mask of fields seen. */
@@ -50,32 +59,38 @@ interface FieldScan {
   itemName: string;
 }
 
-type MessageScan = Map<number, FieldScan>;
+/** A message's fields, indexed by number (an array, not a Map: numbers are small). */
+interface MessageScan {
+  fields: (FieldScan | undefined)[];
+  /** How many of them are repeated. */
+  repeated: number;
+}
 
 const plans = new WeakMap<DescMessage, MessageScan>();
 
 /** The fields of `type` and of every message it holds, by number. */
 function plan(type: DescMessage): MessageScan {
-  let fields = plans.get(type);
-  if (fields) return fields;
-  fields = new Map();
-  plans.set(type, fields); // before its fields, for recursive types
+  let scan = plans.get(type);
+  if (scan) return scan;
+  scan = { fields: [], repeated: 0 };
+  plans.set(type, scan); // before its fields, for recursive types
   let singular = 0;
   for (const field of type.fields) {
     const repeated = field.fieldKind === "list";
-    fields.set(field.number, {
+    scan.fields[field.number] = {
       name: field.name,
       wireType: wireTypeOf(field),
       packedWidth: repeated ? packedWidth(field) : undefined,
       limit: repeated ? limitOf(field) : undefined,
+      slot: repeated ? scan.repeated++ : -1,
       message: field.message ? plan(field.message) : undefined,
       bit: repeated ? 0 : 2 ** singular++,
       itemName: type.typeName === "colocated.v1.SharedObjectTable" ? "" : field.name,
-    });
+    };
   }
   if (singular > 31)
     throw new Error(`${type.typeName} has more singular fields than the scan tracks`);
-  return fields;
+  return scan;
 }
 
 function limitOf(field: DescField): keyof DecodeLimits {
@@ -140,7 +155,19 @@ function pathOf(link: PathLink | undefined): string {
   return parts.reverse().join(".").replaceAll(".[", "[");
 }
 
+/**
+ * The one reader that walks the whole payload. A nested message is scanned by narrowing `len`
+ * to its end and widening it again after, so that no reader or subarray is made per message.
+ */
+class ScanReader extends BinaryReader {
+  declare len: number; // writable, unlike BinaryReader's
+}
+
+/** One scan of one payload: its reader, and the unknown fields met so far. */
 class WireScan {
+  readonly #reader: ScanReader;
+  /** The payload as a Buffer (no copy), for comparing runs at the speed of memcmp. */
+  readonly #bytes: Buffer;
   #unknown = 0;
 
   /** How many unknown fields the scan met, fields of a newer minor version. */
@@ -148,48 +175,100 @@ class WireScan {
     return this.#unknown;
   }
 
-  constructor(readonly limits: DecodeLimits) {}
+  constructor(
+    bytes: Uint8Array,
+    readonly limits: DecodeLimits,
+  ) {
+    this.#reader = new ScanReader(bytes);
+    this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
 
-  /** Scans one message, all that `reader` holds. */
-  message(reader: BinaryReader, fields: MessageScan, path: PathLink | undefined): void {
+  /** Scans one message, from the reader's position to its `len`. */
+  message(scan: MessageScan, path: PathLink | undefined): void {
+    const reader = this.#reader;
     let singular = 0; // the bits of the singular fields seen
-    let counts: Map<number, number> | undefined; // per repeated field
+    let counts: number[] | undefined; // per repeated field, by slot
     while (reader.pos < reader.len) {
+      const start = reader.pos;
+      // tag() returns an array per tag, but V8 makes it cheap: reading the tag with uint32()
+      // and checking it by hand measured no faster.
       const [number, wireType] = reader.tag();
-      const field = fields.get(number);
-      const packed = wireType === WireType.LengthDelimited && field?.packedWidth !== undefined;
+      const field = scan.fields[number];
+      const packed = wireType === LengthDelimited && field?.packedWidth !== undefined;
       if (!field || (wireType !== field.wireType && !packed)) {
-        this.#skipUnknown(reader, number, wireType, path);
-        continue;
-      }
-      let seen = 0;
-      if (field.limit === undefined) {
+        this.#unknownField(number, wireType, start, path);
+      } else if (field.limit === undefined) {
         if (singular & field.bit)
           malformed(`${pathOf({ parent: path, name: field.name })} appears twice`);
         singular |= field.bit;
+        this.#singular(field, path);
       } else {
-        counts ??= new Map();
-        seen = counts.get(number) ?? 0;
-      }
-      if (wireType !== WireType.LengthDelimited) {
-        skipValue(reader, wireType);
-        if (counts && field.limit) counts.set(number, this.#count(field, path, seen + 1));
-        continue;
-      }
-      const body = delimited(reader);
-      if (counts && field.limit) {
-        const items = packed ? packedCount(body, field.packedWidth ?? 0) : 1;
-        counts.set(number, this.#count(field, path, seen + items));
-      }
-      // An empty message holds nothing to check.
-      if (field.message && body.length > 0) {
-        const item: PathLink =
-          field.limit === undefined
-            ? { parent: path, name: field.name }
-            : { parent: path, name: field.itemName, index: seen };
-        this.message(new BinaryReader(body), field.message, item);
+        counts ??= new Array<number>(scan.repeated).fill(0);
+        counts[field.slot] = this.#repeated(field, packed, start, counts[field.slot], path);
       }
     }
+  }
+
+  /** Reads a singular field's value, and scans it if it is a message. */
+  #singular(field: FieldScan, path: PathLink | undefined): void {
+    const reader = this.#reader;
+    if (field.wireType !== LengthDelimited) {
+      skipValue(reader, field.wireType);
+      return;
+    }
+    const length = delimited(reader);
+    // An empty message holds nothing to check.
+    if (field.message && length > 0) {
+      this.#nested(field.message, length, { parent: path, name: field.name });
+    } else {
+      reader.pos += length;
+    }
+  }
+
+  /**
+   * Reads a value of a repeated field, which is `seen` values long so far, and the copies
+   * of its record that follow; returns the field's new count.
+   */
+  #repeated(
+    field: FieldScan,
+    packed: boolean,
+    start: number,
+    seen: number,
+    path: PathLink | undefined,
+  ): number {
+    const reader = this.#reader;
+    const unknown = this.#unknown;
+    let length = 0; // of a delimited value, whose count is checked before it is scanned
+    let items = 1;
+    if (packed || field.wireType === LengthDelimited) {
+      length = delimited(reader);
+      if (packed) items = packedCount(this.#bytes, reader.pos, length, field.packedWidth ?? 0);
+    } else {
+      skipValue(reader, field.wireType);
+    }
+    let count = this.#count(field, path, seen + items);
+    if (field.message && length > 0) {
+      this.#nested(field.message, length, { parent: path, name: field.itemName, index: seen });
+    } else {
+      reader.pos += length;
+    }
+    // Copies of a record with nothing unknown inside would scan as it did, so are only
+    // counted; one with unknown fields is not, for their count is checked as they come.
+    if (this.#unknown === unknown) {
+      const copies = this.#skipCopies(start);
+      if (copies > 0) count = this.#count(field, path, count + items * copies);
+    }
+    return count;
+  }
+
+  /** Scans the message of `length` bytes at the reader's position. */
+  #nested(scan: MessageScan, length: number, path: PathLink): void {
+    const reader = this.#reader;
+    const outer = reader.len;
+    reader.len = reader.pos + length;
+    this.message(scan, path);
+    // Not restored on a throw: the scan ends there, and the reader with it.
+    reader.len = outer;
   }
 
   /** A repeated field's new count, checked against its limit. */
@@ -202,30 +281,76 @@ class WireScan {
     return count;
   }
 
-  #skipUnknown(reader: BinaryReader, number: number, wireType: WireType, path?: PathLink): void {
-    if (++this.#unknown > this.limits[UNKNOWN_FIELDS]) {
+  /** Skips an unknown field that began at `start`, and the copies of it that follow. */
+  #unknownField(number: number, wireType: WireType, start: number, path?: PathLink): void {
+    this.#countUnknown(1, path);
+    skipField(this.#reader, number, wireType, MAX_GROUP_DEPTH);
+    const copies = this.#skipCopies(start);
+    if (copies > 0) this.#countUnknown(copies, path);
+  }
+
+  #countUnknown(count: number, path: PathLink | undefined): void {
+    this.#unknown += count;
+    if (this.#unknown > this.limits[UNKNOWN_FIELDS]) {
       const detail = `more than ${this.limits[UNKNOWN_FIELDS]} unknown fields (${UNKNOWN_FIELDS})`;
       throw new DecodeError(pathOf(path) || "payload", "limit-exceeded", detail);
     }
-    skipField(reader, number, wireType, MAX_GROUP_DEPTH);
   }
+
+  /**
+   * Skips the byte-identical copies of the record from `start` to the reader's position that
+   * follow it back to back within the message, and returns how many there were.
+   */
+  #skipCopies(start: number): number {
+    const reader = this.#reader;
+    const bytes = this.#bytes;
+    const stop = reader.pos;
+    const size = stop - start;
+    const end = reader.len;
+    // Most records differ from the next in their last byte, looked at first.
+    if (stop + size > end || bytes[stop + size - 1] !== bytes[stop - 1]) return 0;
+    if (!same(bytes, start, stop, size)) return 0;
+    // Copies known from `start`: doubled while as many again follow, then topped up.
+    let total = 2;
+    while (
+      start + 2 * total * size <= end &&
+      same(bytes, start, start + total * size, total * size)
+    )
+      total *= 2;
+    for (let step = total / 2; step >= 1; step /= 2) {
+      const at = start + total * size;
+      if (at + step * size <= end && same(bytes, start, at, step * size)) total += step;
+    }
+    reader.pos = start + total * size;
+    return total - 1;
+  }
+}
+
+/** Whether bytes[a, a + length) and bytes[b, b + length) are the same. */
+function same(bytes: Buffer, a: number, b: number, length: number): boolean {
+  if (length <= 32) {
+    for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+    return true;
+  }
+  return bytes.compare(bytes, b, b + length, a, a + length) === 0;
 }
 
 /** Skips a field of any wire type; groups may nest `groups` deep. */
 function skipField(reader: BinaryReader, number: number, wireType: WireType, groups: number) {
-  if (wireType === WireType.LengthDelimited) {
-    delimited(reader);
-  } else if (wireType === WireType.StartGroup) {
+  if (wireType === LengthDelimited) {
+    const length = delimited(reader); // before `pos` is read, which delimited() moves
+    reader.pos += length;
+  } else if (wireType === StartGroup) {
     if (groups === 0) malformed("groups nest too deep");
     for (;;) {
       const [inner, type] = reader.tag();
-      if (type === WireType.EndGroup) {
+      if (type === EndGroup) {
         if (inner !== number) malformed("a group ends with another field's tag");
         return;
       }
       skipField(reader, inner, type, groups - 1);
     }
-  } else if (wireType === WireType.EndGroup) {
+  } else if (wireType === EndGroup) {
     malformed("an end-group where no group is open");
   } else {
     skipValue(reader, wireType);
@@ -235,12 +360,12 @@ function skipField(reader: BinaryReader, number: number, wireType: WireType, gro
 /** Skips a varint or a fixed-width value. */
 function skipValue(reader: BinaryReader, wireType: WireType): void {
   // uint32() refuses a varint of more than 10 bytes, which skip() would pass.
-  if (wireType === WireType.Varint) reader.uint32();
+  if (wireType === Varint) reader.uint32();
   else reader.skip(wireType);
 }
 
-/** Reads a length and returns the bytes it covers, which lie within the reader. */
-function delimited(reader: BinaryReader): Uint8Array {
+/** Reads a length, which must lie within the reader, and leaves the reader at its bytes. */
+function delimited(reader: BinaryReader): number {
   const start = reader.pos;
   let length = reader.uint32();
   // uint32() keeps the low 32 bits only: a longer length is read again in full.
@@ -249,19 +374,19 @@ function delimited(reader: BinaryReader): Uint8Array {
     length = Number(reader.uint64());
   }
   if (length > reader.len - reader.pos) malformed("a length runs past the end of its message");
-  reader.pos = start;
-  return reader.bytes();
+  return length;
 }
 
-/** The number of values packed in `body`, which must end with a complete one. */
-function packedCount(body: Uint8Array, width: number): number {
+/** The number of values packed in bytes[from, from + length), which must end with a complete one. */
+function packedCount(bytes: Uint8Array, from: number, length: number, width: number): number {
   if (width > 0) {
-    if (body.length % width !== 0) malformed("a packed value is cut off");
-    return body.length / width;
+    if (length % width !== 0) malformed("a packed value is cut off");
+    return length / width;
   }
-  if (body.length > 0 && body[body.length - 1] >= 0x80) malformed("a packed varint is cut off");
+  const to = from + length;
+  if (length > 0 && bytes[to - 1] >= 0x80) malformed("a packed varint is cut off");
   let count = 0;
-  for (let i = 0; i < body.length; i++) if (body[i] < 0x80) count++;
+  for (let i = from; i < to; i++) if (bytes[i] < 0x80) count++;
   return count;
 }
 
