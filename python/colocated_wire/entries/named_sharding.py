@@ -100,24 +100,19 @@ def spec_axes_problem(
 _LOWERED: weakref.WeakKeyDictionary[Mesh, dict[Hashable, bytes]] = weakref.WeakKeyDictionary()
 
 
-def _fields(sharding: NamedSharding) -> Hashable | None:
-    """What a sharding writes besides its mesh, as plain values (None: not hashable)."""
+def _fields(sharding: NamedSharding) -> tuple:
+    """What a sharding writes besides its mesh, as plain values (hashable if it lowers)."""
     spec = sharding.spec
-    fields = (spec.partitions, spec.unreduced, spec.reduced, sharding.memory_kind)
-    try:
-        hash(fields)
-    except TypeError:  # lower refuses what is in it
-        return None
-    return fields
+    return (spec.partitions, spec.unreduced, spec.reduced, sharding.memory_kind)
 
 
 def key(sharding: NamedSharding, ctx: LowerContext) -> Hashable | None:
     """What makes two NamedShardings one entry, known before a message is built; adds the
     mesh. None when only `lower` can tell."""
-    if not isinstance(sharding.mesh, Mesh):
+    mesh = sharding.mesh
+    if not isinstance(mesh, Mesh):
         return None
-    fields = _fields(sharding)
-    return None if fields is None else (ctx.builder.add(sharding.mesh), fields)
+    return (ctx.builder.add(mesh), _fields(sharding))
 
 
 def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding:
@@ -130,7 +125,10 @@ def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding
     done = _LOWERED.get(mesh)
     if done is None:
         done = _LOWERED.setdefault(mesh, {})
-    found = None if fields is None else done.get(fields)
+    try:
+        found = done.get(fields)
+    except TypeError:  # an unhashable field, which lowering refuses below
+        found = fields = None
     if found is not None:
         msg = table_pb2.NamedSharding.FromString(found)
         msg.mesh = index

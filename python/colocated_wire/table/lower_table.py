@@ -17,7 +17,8 @@ messages whose references are this payload's indices.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 import jax
@@ -51,20 +52,22 @@ class TableBuilder:
         found = self._by_identity.get(id(obj))
         if found is not None:
             return found
-        codec = None if isinstance(obj, UnknownEntry) else codec_of(obj)
-        key = None
-        if codec is not None and hasattr(codec[1], "key"):
-            key = codec[1].key(obj, self._ctx)
+        codec = _CODECS.get(type(obj)) or _codec(obj)
+        key = None if codec is None or codec[2] is None else codec[2](obj, self._ctx)
         if key is None:
             index = self._intern(self._lower(obj, codec))
         else:
             # Leaves and shardings are many and mostly equal: keyed by their fields (and the
             # indices of what they refer to) before a message is built.
             key = (codec[0], key)
-            index = self._by_key.get(key)
+            try:
+                index = self._by_key.get(key)
+            except TypeError:  # an unhashable field, which lowering refuses
+                index = key = None
             if index is None:
                 index = self._intern(self._lower(obj, codec))
-                self._by_key[key] = index
+                if key is not None:
+                    self._by_key[key] = index
         self._by_identity[id(obj)] = index
         self._keep_alive.append(obj)
         return index
@@ -93,10 +96,24 @@ class TableBuilder:
             self._by_value[key] = index
         return index
 
-    def _lower(self, obj: Any, codec: tuple[str, Any] | None) -> table_pb2.Entry:
+    def _lower(self, obj: Any, codec: tuple[str, Any, Any] | None) -> table_pb2.Entry:
         if isinstance(obj, UnknownEntry):  # a kind of a newer minor version, written as it came
             return table_pb2.Entry.FromString(obj.entry_bytes)
         if codec is None:
             raise EncodeError(f"{type(obj).__name__} is not a shared object colocated.v1 can write")
-        kind, module = codec
+        kind, module, _ = codec
         return table_pb2.Entry(**{kind: module.lower(obj, self._ctx)})
+
+
+# (kind, module, its `key` or None) by class; codec_of depends on the class only.
+_CODECS: dict[type, tuple[str, ModuleType, Callable | None]] = {}
+
+
+def _codec(obj: Any) -> tuple[str, ModuleType, Callable | None] | None:
+    if isinstance(obj, UnknownEntry):
+        return None
+    found = codec_of(obj)
+    if found is None:
+        return None
+    codec = _CODECS[type(obj)] = (*found, getattr(found[1], "key", None))
+    return codec
