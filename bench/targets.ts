@@ -1,6 +1,7 @@
 import { formatBytes, formatCount, formatMs, sig } from "./format";
 import type { Timing } from "./measure";
 import type { CaseResult, DecodeMemory, SideResult, TargetCheck } from "./results";
+import { S3_DEVICE_COUNTS } from "./scenarios";
 
 /** A few bytes: the most the (a) payload may grow each time S3's regular mesh doubles. */
 export const FEW_BYTES = 4;
@@ -130,7 +131,7 @@ export function nsPerDevice(t: Timing, n: number): number {
 
 function s3PerDeviceTargets(cases: readonly CaseResult[]): TargetCheck[] {
   const rows = s3Of(cases, false, "regular").filter((r) => r.sides.a);
-  const largest = rows.at(-1);
+  const largest = rows.find((r) => r.case.devices === Math.max(...S3_DEVICE_COUNTS));
   const at1024 = rows.find((r) => r.case.devices === 1_024);
   if (!largest?.sides.a) return [];
   const a = largest.sides.a;

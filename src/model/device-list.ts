@@ -70,7 +70,7 @@ export class DeviceList extends ValueObject {
         list.#interned ??= INTERNED.intern(list.#idArray(), hashIds(list.#idArray()));
         return list.#interned;
       },
-      iota: (list) => list.#iota,
+      iota: (list) => (list.#array === undefined ? list.#iota : undefined),
       ofIds: (ids) => {
         const list = new DeviceList([]);
         list.#array = ids;
