@@ -16,7 +16,7 @@ import { markdownReport, readmeSummary } from "./report";
 import type { CaseResult, JaxStartup, RunResults } from "./results";
 import { allCases, deviceIds } from "./scenarios";
 import { checkTargets } from "./targets";
-import { measureTypeScript } from "./typescript-side";
+import { measureTypeScript, warmUpTypeScript } from "./typescript-side";
 
 /** `npm run bench`: every scenario and format in one run; see README.md, "Benchmarks". */
 
@@ -75,7 +75,8 @@ async function main(): Promise<void> {
     },
     Presets.shades_classic,
   );
-  bar.start(total, 0, { task: "" });
+  bar.start(total, 0, { task: "warming up the TypeScript side" });
+  warmUpTypeScript();
   const startups: JaxStartup[] = [];
   let versions = { jax: "?", python: "?" };
   for (const group of groups) {

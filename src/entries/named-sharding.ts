@@ -57,9 +57,17 @@ export function lower(sharding: NamedSharding, ctx: LowerContext): Entry {
   return { kind: { $case: "namedSharding", value } };
 }
 
+/** Each sharding's own key, by identity (held weakly). */
+const OWN_KEYS = new WeakMap<NamedSharding, string>();
+
 /** The sharding's fields besides its mesh, as a key. */
 function ownKey(sharding: NamedSharding): string {
-  return `${JSON.stringify(sharding.memoryKind)}|${sharding.spec.key}`;
+  let own = OWN_KEYS.get(sharding);
+  if (own === undefined) {
+    own = `${JSON.stringify(sharding.memoryKind)}|${sharding.spec.key}`;
+    OWN_KEYS.set(sharding, own);
+  }
+  return own;
 }
 
 function copySpec(spec: PartitionSpecMessage): PartitionSpecMessage {
