@@ -27,7 +27,7 @@ import dataclasses
 import json
 import sys
 from keyword import iskeyword
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jax import tree_util
 
@@ -172,9 +172,10 @@ def lower(treedef: tree_util.PyTreeDef) -> tree_pb2.TreeDef:
 
 # ---- checking ---------------------------------------------------------------
 
+_LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
 
-@dataclasses.dataclass(frozen=True)
-class Node:
+
+class Node(NamedTuple):
     kind: int
     arity: int = 0
     keys: tuple[str, ...] = ()
@@ -182,17 +183,49 @@ class Node:
     data: bytes = b""
 
 
-@dataclasses.dataclass(frozen=True)
+# Most nodes are leaves: one shared Node each for a leaf and a None.
+_LEAF_NODE, _NONE_NODE = Node(_LEAF), Node(_NONE)
+
+
+@dataclasses.dataclass(slots=True)
 class TreeShape:
     """A checked tree, still plain data: nodes in preorder. The facts of `check`."""
 
     nodes: list[Node]
     node_types: list[tuple[str, tuple[str, ...]]]
     num_leaves: int
+    # A tree of builtin nodes only lifts to the same PyTreeDef in any process state, so its
+    # first lift is kept; a namedtuple or custom class is looked up again at every lift.
+    plain: bool = False
+    lifted: tree_util.PyTreeDef | None = None
+
+
+# Checked trees by their bytes and the limits that judged them: a program sends the same
+# tree on every call. Bounded: trees past _CACHED_BYTES are not kept, and a full cache is
+# emptied (no order to keep, and clear() is safe under threads).
+_CHECKED: dict[tuple[bytes, int, int], TreeShape] = {}
+_CACHED_TREES = 64
+_CACHED_BYTES = 1 << 16
 
 
 def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
-    """Checks the columns against each other and the limits, node by node in preorder."""
+    """Checks the columns against each other and the limits, node by node in preorder;
+    a tree checked before under the same limits is found by its bytes."""
+    limits = ctx.limits
+    data = msg.SerializeToString(deterministic=True)
+    key = (data, limits.max_tree_nodes, limits.max_tree_depth)
+    shape = _CHECKED.get(key)
+    if shape is None:
+        shape = _check_columns(msg, ctx)
+        if len(data) <= _CACHED_BYTES:
+            if len(_CHECKED) >= _CACHED_TREES:
+                _CHECKED.clear()
+            _CHECKED[key] = shape
+    return shape
+
+
+def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
+    """The checks of `check`, in their order, on a tree not seen before."""
     path, limits = ctx.path, ctx.limits
     kinds = msg.kinds
     n = len(kinds)
@@ -219,11 +252,11 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
             pending[-1] -= 1
         if kind not in _KNOWN_KINDS:
             raise DecodeError(f"{path}.kinds[{i}]", "unknown-enum", f"unknown node kind {kind}")
-        if kind == tree_pb2.NODE_KIND_LEAF:
+        if kind == _LEAF:
             leaves += 1
-            nodes.append(Node(kind))
-        elif kind == tree_pb2.NODE_KIND_NONE:
-            nodes.append(Node(kind))
+            nodes.append(_LEAF_NODE)
+        elif kind == _NONE:
+            nodes.append(_NONE_NODE)
         else:
             if ai >= len(arities):
                 raise DecodeError(
@@ -306,7 +339,7 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
                 f"{path}.{name}", "invalid-tree", f"{have} entries where the kinds imply {used}"
             )
     types = [(t.name, tuple(t.fields)) for t in node_types]
-    return TreeShape(nodes, types, leaves)
+    return TreeShape(nodes, types, leaves, plain=ti == 0)
 
 
 def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
@@ -355,8 +388,19 @@ def _namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
 
 
 def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
-    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts."""
+    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts; a plain tree
+    checked before gives the PyTreeDef it gave then (immutable, as JAX's are)."""
     shape: TreeShape = ctx.facts
+    if shape.lifted is not None:
+        return shape.lifted
+    treedef = _build(shape)
+    if shape.plain:
+        shape.lifted = treedef
+    return treedef
+
+
+def _build(shape: TreeShape) -> tree_util.PyTreeDef:
+    """The PyTreeDef of a checked tree's nodes, rebuilt bottom-up."""
     registry = tree_util.default_registry
     make = tree_util.PyTreeDef.from_node_data_and_children
     classes: dict[int, type] = {}
@@ -364,10 +408,10 @@ def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
     none = make(registry, (_NONE_TYPE, None), [])
     stack: list[tree_util.PyTreeDef] = []
     for node in reversed(shape.nodes):
-        if node.kind == tree_pb2.NODE_KIND_LEAF:
+        if node.kind == _LEAF:
             stack.append(leaf)
             continue
-        if node.kind == tree_pb2.NODE_KIND_NONE:
+        if node.kind == _NONE:
             stack.append(none)
             continue
         children = [stack.pop() for _ in range(node.arity)]

@@ -20,6 +20,7 @@ from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.table.check_table import CheckContext
 from colocated_wire.table.lift_table import LiftContext
 from colocated_wire.table.lower_table import LowerContext
+from colocated_wire.table.references import References
 
 
 def lower(
@@ -53,8 +54,16 @@ def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape
             "invalid-tree",
             f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}",
         )
-    refs.check_all(msg.leaves, f"{path}.leaves", ARRAY_SPEC)
+    _check_leaves(msg.leaves, f"{path}.leaves", refs)
     return shape
+
+
+def _check_leaves(leaves: Sequence[int], path: str, refs: References) -> None:
+    """Each leaf refers to an array spec. Leaves share few entries, so each distinct one is
+    checked once; if one fails, the leaves are checked in order to name the first."""
+    size, kinds = refs.table_size, refs.kinds
+    if not all(i < size and kinds[i] in ARRAY_SPEC for i in set(leaves)):
+        refs.check_all(leaves, path, ARRAY_SPEC)
 
 
 def lift(
@@ -62,4 +71,4 @@ def lift(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of checked specs; the leaves are the table's objects, shared."""
     objects: list[Any] = ctx.objects
-    return treedef.lift(msg.treedef, ctx), tuple(objects[i] for i in msg.leaves)
+    return treedef.lift(msg.treedef, ctx), tuple(map(objects.__getitem__, msg.leaves))
