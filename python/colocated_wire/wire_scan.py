@@ -96,6 +96,21 @@ def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
     return scan.unknown
 
 
+# The limits by name, per DecodeLimits (frozen, so hashable): a payload is scanned twice
+# and reading the fields costs more than scanning a small payload's header.
+_BY_NAME: dict[DecodeLimits, dict[str, int]] = {}
+
+
+def _limits_by_name(limits: DecodeLimits) -> dict[str, int]:
+    by_name = _BY_NAME.get(limits)
+    if by_name is None:
+        if len(_BY_NAME) >= 16:  # a program uses few limits; a full cache is emptied
+            _BY_NAME.clear()
+        by_name = {f.name: getattr(limits, f.name) for f in dataclasses.fields(limits)}
+        _BY_NAME[limits] = by_name
+    return by_name
+
+
 def _malformed(detail: str) -> DecodeError:
     return DecodeError("payload", "malformed", f"not a valid protobuf message ({detail})")
 
@@ -129,7 +144,7 @@ class _Scan:
         self.view = memoryview(data)
         self.limits = limits
         self.unknown = 0
-        self.limit = {f.name: getattr(limits, f.name) for f in dataclasses.fields(limits)}
+        self.limit = _limits_by_name(limits)
         self.max_unknown = self.limit[_UNKNOWN_FIELDS]
 
     def message(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
@@ -188,7 +203,13 @@ class _Scan:
                 self.message(message, pos, stop, (path, item, seen))
             pos = stop
             # Byte-identical records that follow, with nothing unknown inside, are counted at once.
-            if self.unknown == unknown and self.repeats(start, pos, end):
+            after = 2 * pos - start
+            if (
+                after <= end
+                and data[after - 1] == data[pos - 1]  # cheap, and rarely equal unless a copy
+                and self.unknown == unknown
+                and self.repeats(start, pos, end)
+            ):
                 copies = _copies(data, self.view, start, pos, end)
                 count += items * copies
                 if count > self.limit[limit]:
@@ -217,6 +238,8 @@ class _Scan:
         if length and data[stop - 1] >= 0x80:
             raise _malformed("a packed varint is cut off")
         # Each varint ends in a byte below 0x80; counted a slice at a time, to copy little.
+        if length <= _SLICE:
+            return len(data[pos:stop].translate(None, _HIGH_BYTES))
         return sum(
             len(data[at : min(at + _SLICE, stop)].translate(None, _HIGH_BYTES))
             for at in range(pos, stop, _SLICE)
