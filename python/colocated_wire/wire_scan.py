@@ -13,11 +13,14 @@ twice is `malformed`.
 Bombs are runs of one record written over and over, so a run of byte-identical
 records of one repeated or unknown field is scanned once and counted at once:
 its length is found by comparing ever longer slices, at the speed of memcmp.
+A small nested message that scanned clean once (a table entry sent on every
+call) is found again by its bytes instead of walked again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -96,19 +99,33 @@ def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
     return scan.unknown
 
 
-# The limits by name, per DecodeLimits (frozen, so hashable): a payload is scanned twice
-# and reading the fields costs more than scanning a small payload's header.
-_BY_NAME: dict[DecodeLimits, dict[str, int]] = {}
+# Nested messages of at most _SMALL bytes that scanned clean (no unknown field inside),
+# by their plan's id and bytes: a program sends the same table entries on every call, and
+# a scan is a function of the bytes, the plan and the limits. Bounded: a full set is emptied.
+_SMALL = 64
+_CLEAN_MAX = 4096
 
 
-def _limits_by_name(limits: DecodeLimits) -> dict[str, int]:
-    by_name = _BY_NAME.get(limits)
-    if by_name is None:
-        if len(_BY_NAME) >= 16:  # a program uses few limits; a full cache is emptied
-            _BY_NAME.clear()
+class _Judged(NamedTuple):
+    """What a scan needs of its DecodeLimits: the limits by name, and the clean messages."""
+
+    limit: dict[str, int]
+    clean: set[tuple[int, bytes]]
+
+
+# Per DecodeLimits (frozen, so hashable): a payload is scanned twice, and reading the
+# fields costs more than scanning a small payload's header.
+_JUDGED: dict[DecodeLimits, _Judged] = {}
+
+
+def _judged(limits: DecodeLimits) -> _Judged:
+    judged = _JUDGED.get(limits)
+    if judged is None:
+        if len(_JUDGED) >= 16:  # a program uses few limits; a full cache is emptied
+            _JUDGED.clear()
         by_name = {f.name: getattr(limits, f.name) for f in dataclasses.fields(limits)}
-        _BY_NAME[limits] = by_name
-    return by_name
+        judged = _JUDGED[limits] = _Judged(by_name, set())
+    return judged
 
 
 def _malformed(detail: str) -> DecodeError:
@@ -144,7 +161,7 @@ class _Scan:
         self.view = memoryview(data)
         self.limits = limits
         self.unknown = 0
-        self.limit = _limits_by_name(limits)
+        self.limit, self.clean = _judged(limits)
         self.max_unknown = self.limit[_UNKNOWN_FIELDS]
 
     def message(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
@@ -188,7 +205,7 @@ class _Scan:
                     raise _malformed(f"{_path((path, name, None))} appears twice")
                 singular |= bit
                 if message is not None and stop > pos:  # an empty message holds nothing
-                    self.message(message, pos, stop, (path, name, None))
+                    self.nested(message, pos, stop, (path, name, None))
                 pos = stop
                 continue
             if counts is None:
@@ -200,7 +217,7 @@ class _Scan:
                 raise self.too_many(name, limit, path)
             unknown = self.unknown
             if message is not None and stop > pos:
-                self.message(message, pos, stop, (path, item, seen))
+                self.nested(message, pos, stop, (path, item, seen))
             pos = stop
             # Byte-identical records that follow, with nothing unknown inside, are counted at once.
             after = 2 * pos - start
@@ -216,6 +233,21 @@ class _Scan:
                     raise self.too_many(name, limit, path)
                 pos += copies * (pos - start)
             counts[name] = count
+
+    def nested(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
+        """Scans a nested message, unless it is small and scanned clean before."""
+        if end - pos > _SMALL:
+            self.message(plan, pos, end, path)
+            return
+        key = (id(plan), self.data[pos:end])  # plans live as long as the process
+        if key in self.clean:
+            return
+        unknown = self.unknown
+        self.message(plan, pos, end, path)
+        if self.unknown == unknown:
+            if len(self.clean) >= _CLEAN_MAX:
+                self.clean.clear()
+            self.clean.add(key)
 
     def repeats(self, start: int, stop: int, end: int) -> bool:
         """Whether data[start:stop] comes again right after it; its last byte is looked at first."""
