@@ -30,7 +30,26 @@ from typing import Any
 import jax
 
 from colocated_wire import plugin_codec
-from colocated_wire.plugin_errors import UnsupportedJaxError
+from colocated_wire.plugin_errors import (
+    PickleNotAllowedError,
+    PluginEncodeError,
+    PluginEncodeTypeError,
+    PluginLiftError,
+    UnsupportedJaxError,
+)
+
+__all__ = [
+    "SUPPORTED_JAX",
+    "PickleNotAllowedError",
+    "PluginEncodeError",
+    "PluginEncodeTypeError",
+    "PluginLiftError",
+    "UnsupportedJaxError",
+    "install",
+    "installed",
+    "is_installed",
+    "uninstall",
+]
 
 SUPPORTED_JAX = ">=0.10,<0.11"
 _SUPPORTED_MAJOR_MINOR = (0, 10)

@@ -32,7 +32,7 @@ from colocated_wire import (
     plugin,
     serialize_program,
 )
-from colocated_wire.plugin_errors import PickleNotAllowedError, PluginLiftError
+from colocated_wire.plugin import PickleNotAllowedError, PluginLiftError
 
 _NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
 _PICKLE = b"\x80"  # the first byte of a pickle of protocol 2 or later
@@ -254,21 +254,25 @@ def test_captured_meshes_and_shardings_travel_through_the_table(wire, devices):
     mesh = jax.sharding.Mesh(np.array(devices[:8]).reshape(2, 4), ("a", "b"))
     rows = NamedSharding(mesh, PartitionSpec("a"))
     cols = NamedSharding(mesh, PartitionSpec(None, "b"))
+    single = jax.sharding.SingleDeviceSharding(devices[9])
+    device_list = mesh._internal_device_list
     x = jax.device_put(jnp.arange(32.0).reshape(4, 8), rows)
 
     def reshard(a):
         assert a.sharding.mesh == mesh  # the captured mesh, read back, equals the input's
-        return jax.device_put(a * 2, cols)
+        assert list(device_list) == list(mesh.devices.flat)
+        return jax.device_put(a * 2, cols), jax.device_put(a[0], single)
 
     f = cp.colocated_python(reshard)
-    out = f(x)
-    assert out.sharding == cols
+    out, first_row = f(x)
+    assert out.sharding == cols and first_row.sharding == single
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x) * 2)
+    np.testing.assert_array_equal(np.asarray(first_row), np.asarray(x)[0])
     wire.check(programs=3, carriers=1)
     if wire.backend == "colocated_wire":
         # Unread (allow_pickle=False), the pickled function shows what it refers to in the table.
         shared = deserialize_program(wire.programs[0]).fun.shared
-        assert mesh in shared and cols in shared
+        assert all(obj in shared for obj in (mesh, cols, single, device_list))
 
 
 def test_a_colocated_class_keeps_its_state(wire, x):
