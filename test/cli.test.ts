@@ -52,6 +52,29 @@ describe("colocated-wire CLI", () => {
     expect(out).toMatch(/with every shared object inlined: \d+ bytes \(\d+\.\dx this payload\)/);
   });
 
+  test("--base64 reads and writes a payload as the base64 text of JAX's output-spec carrier", () => {
+    const bytes = toBytes(validPayload());
+    const text = Buffer.from(bytes).toString("base64");
+    const carrier = file("carrier.txt", Buffer.from(`${text}\n`)); // a trailing newline is fine
+    expect(cli("decode", "--base64", carrier)).toBe(cli("decode", file("carrier.bin", bytes)));
+    expect(cli("inspect", "--base64", carrier)).toMatch(/^specs payload: \d+ bytes, table/);
+    cli("canonicalize", "--base64", "-d", join(dir, "canonical"), carrier);
+    expect(readFileSync(join(dir, "canonical", "carrier.txt"), "ascii")).toBe(text);
+    const json = file("carrier.json", Buffer.from(cli("decode", "--base64", carrier)));
+    expect(cli("encode", "--base64", json)).toBe(text);
+    for (const bad of ["not base64!", "QUJD\nREVG", "QUI", "QUJ=", ""]) {
+      const run = spawnSync(
+        "node",
+        [CLI, "decode", "--base64", file("bad.txt", Buffer.from(bad))],
+        {
+          encoding: "utf8",
+        },
+      );
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/^colocated-wire: .*bad\.txt is not base64 text/);
+    }
+  });
+
   test("demo writes the example payload and prints its summary", () => {
     const out = cli("demo", "-o", join(dir, "demo.bin"));
     expect(out).toMatch(/program payload: \d+ bytes/);

@@ -6,6 +6,7 @@ import { canonicalizePayload } from "../canonicalize";
 import { encodeProgram } from "../encode";
 import { exampleProgram } from "../example";
 import { payloadFromJson, payloadToJson } from "../json-form";
+import { fromBase64Text, toBase64Text } from "./base64-text";
 import { callCommand } from "./call";
 import { formatInspection, inspectPayload } from "./inspect";
 
@@ -32,14 +33,18 @@ export function buildCli(): Command {
     .command("inspect")
     .description("print a payload's table, its size, and its size with every shared object inlined")
     .argument("<file>", "a binary payload")
-    .action((file: string) => console.log(formatInspection(inspectPayload(readFileSync(file)))));
+    .option(...BASE64_IN)
+    .action((file: string, options: Base64Option) =>
+      console.log(formatInspection(inspectPayload(readPayload(file, options)))),
+    );
 
   program
     .command("decode")
     .description("print a payload's JSON form (proto3 JSON, with unknown fields under @unknown)")
     .argument("<file>", "a binary payload")
-    .action((file: string) =>
-      console.log(JSON.stringify(payloadToJson(readFileSync(file)), null, 2)),
+    .option(...BASE64_IN)
+    .action((file: string, options: Base64Option) =>
+      console.log(JSON.stringify(payloadToJson(readPayload(file, options)), null, 2)),
     );
 
   program
@@ -47,8 +52,10 @@ export function buildCli(): Command {
     .description("write the binary payload of a JSON form")
     .argument("<file>", "a JSON form, as decode prints it")
     .option("-o, --out <file>", "where to write the payload (default: standard output)")
-    .action((file: string, options: { out?: string }) => {
-      const bytes = payloadFromJson(readJson(file));
+    .option("--base64", "write the payload as base64 text, as JAX's output-spec carrier holds it")
+    .action((file: string, options: { out?: string } & Base64Option) => {
+      const binary = payloadFromJson(readJson(file));
+      const bytes = options.base64 ? toBase64Text(binary) : binary;
       if (options.out) write(options.out, bytes);
       else process.stdout.write(bytes);
     });
@@ -60,14 +67,32 @@ export function buildCli(): Command {
     )
     .argument("<files...>", "binary payloads")
     .requiredOption("-d, --out-dir <dir>", "where to write them, under the same names")
-    .action((files: string[], options: { outDir: string }) => {
-      for (const file of files)
-        write(join(options.outDir, basename(file)), canonicalizePayload(readFileSync(file)));
+    .option("--base64", "read and write base64 text, as JAX's output-spec carrier holds it")
+    .action((files: string[], options: { outDir: string } & Base64Option) => {
+      for (const file of files) {
+        const bytes = canonicalizePayload(readPayload(file, options));
+        write(join(options.outDir, basename(file)), options.base64 ? toBase64Text(bytes) : bytes);
+      }
     });
 
   program.addCommand(callCommand());
 
   return program;
+}
+
+interface Base64Option {
+  base64?: boolean;
+}
+
+const BASE64_IN = [
+  "--base64",
+  "the file holds the payload as base64 text, as JAX's output-spec carrier does",
+] as const;
+
+/** A payload file's bytes: binary, or base64 text with --base64. */
+function readPayload(file: string, options: Base64Option): Uint8Array {
+  const data = readFileSync(file);
+  return options.base64 ? fromBase64Text(file, data.toString("latin1")) : data;
 }
 
 function readJson(file: string): unknown {
