@@ -1,38 +1,45 @@
-"""A colocated call with JAX's own serialization and with colocated_wire.plugin, side by side.
+"""The plugin half of `npm run bench`: a colocated call with JAX's own serialization and with
+colocated_wire.plugin, side by side.
 
-Run: `.venv/bin/python bench/plugin_bench.py [--runs N]` (not part of `npm run bench` yet).
+bench/plugin.ts starts it with JAX_PLATFORMS=cpu and XLA_FLAGS set for the largest mesh and
+writes a job on stdin: {"runs", "cases": [{"id", "leafCount", "mesh": [rows, cols]}]}. One
+JSON object per line goes to stdout: "startup", then a "result" or "error" per case and side
+("jax", "plugin"). Teardown is skipped (os._exit).
 
 The first call of a colocated function specializes it: JAX writes three programs (output
 specs and push, the call, pop), runs them in-process on CPU after reading each back, and
 the call sends its output specs back in a carrier. That first call is where the payloads
-are, so it is timed end to end on a fresh colocated function, and the payloads it wrote
-are measured. Later calls reuse the specialization and write nothing: the steady call is
-timed to show that the plugin adds nothing there.
+are, so it is timed end to end on a fresh colocated function, after one untimed first call
+that pays what a process pays once, and the payloads it wrote are measured. Later calls
+reuse the specialization and write nothing: the steady call shows the plugin adds nothing.
 
-The specs are a dict of N leaves over a 2-D mesh, alternating two NamedShardings, as in
-the scenarios of docs and bench/scenarios.ts (each leaf is one of two arrays, so a large
-tree costs little to build).
+The specs are a dict of N leaves over a 2-D mesh, alternating two NamedShardings, as in the
+scenarios of bench/scenarios.ts (each leaf is one of two arrays, so a large tree costs
+little to build).
 """
 
-import argparse
+import base64
 import contextlib
+import json
 import os
+import platform
 import statistics
+import sys
 import time
+import traceback
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1024")
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import colocated_python as cp
+from jax.experimental.colocated_python import func
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from jax.experimental import colocated_python as cp  # noqa: E402
-from jax.experimental.colocated_python import func  # noqa: E402
-from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
+from colocated_wire import plugin
 
-from colocated_wire import plugin  # noqa: E402
 
-SCENARIOS = ((1, (2, 4)), (1_000, (8, 8)), (1_000, (32, 32)), (10_000, (32, 32)))
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
 
 
 def identity(tree):
@@ -40,10 +47,10 @@ def identity(tree):
 
 
 class Recorder:
-    """Sizes of the programs and carriers one call wrote, read where JAX calls the names.
+    """The programs and carriers one call wrote, read where the controller meets them.
 
     `_serialize_specs` is not wrapped: the pickled function that calls it would carry the
-    wrapper. Its carrier is measured where the controller reads it, `_deserialize_specs`.
+    wrapper. Its carrier is read where the controller receives it, `_deserialize_specs`.
     """
 
     def __init__(self):
@@ -60,7 +67,7 @@ class Recorder:
 
         def deserialize_specs(carrier):
             text = carrier.addressable_shards[0].data.item()
-            self.carriers.append(len(text) * 3 // 4)  # base64 text of that many bytes
+            self.carriers.append(len(base64.b64decode(text)))
             return self._deserialize_specs(carrier)
 
         func._serialize, func._deserialize_specs = serialize, deserialize_specs
@@ -90,6 +97,7 @@ def first_call(tree):
 
 
 def measure(tree, runs: int) -> dict:
+    first_call(tree)  # untimed: what the first colocated call of a process pays once
     firsts, recorder, f = [], None, None
     for _ in range(runs):
         elapsed, recorder, f = first_call(tree)
@@ -100,37 +108,37 @@ def measure(tree, runs: int) -> dict:
         jax.block_until_ready(f(tree))
         steady.append(time.perf_counter() - start)
     return {
-        "first_ms": statistics.median(firsts) * 1e3,
-        "steady_ms": statistics.median(steady) * 1e3,
-        "programs": recorder.programs,
-        "carriers": recorder.carriers,
+        "firstCall": {"medianMs": statistics.median(firsts) * 1e3, "runs": runs},
+        "steadyCall": {"medianMs": statistics.median(steady) * 1e3, "runs": runs},
+        "programBytes": recorder.programs,
+        "carrierBytes": recorder.carriers,
     }
 
 
-def _size(n: int) -> str:
-    return f"{n / 1e3:,.1f} KB" if n >= 1e4 else f"{n:,} B"
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per side (median)")
-    runs = parser.parse_args().runs
-    print(f"jax {jax.__version__}, {len(jax.devices())} CPU devices, median of {runs} runs")
-    print()
-    print("| leaves | devices | side | first call | steady call | programs (3) | output specs |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
-    for n_leaves, mesh_shape in SCENARIOS:
-        tree = make_tree(n_leaves, mesh_shape)
-        for side in ("jax", "colocated_wire"):
-            backend = plugin.installed(allow_pickle=True) if side != "jax" else None
-            with backend or contextlib.nullcontext():
-                r = measure(tree, runs)
-            programs = " + ".join(_size(n) for n in r["programs"])
-            carriers = " + ".join(_size(n) for n in r["carriers"])
-            print(
-                f"| {n_leaves:,} | {mesh_shape[0] * mesh_shape[1]:,} | {side} |"
-                f" {r['first_ms']:,.1f} ms | {r['steady_ms']:,.2f} ms | {programs} | {carriers} |"
+    job = json.load(sys.stdin)
+    emit(
+        type="startup",
+        jax=jax.__version__,
+        devices=len(jax.devices()),
+        python=platform.python_version(),
+    )
+    for case in job["cases"]:
+        tree = make_tree(case["leafCount"], tuple(case["mesh"]))
+        for side in ("jax", "plugin"):
+            backend = (
+                plugin.installed(allow_pickle=True)
+                if side == "plugin"
+                else contextlib.nullcontext()
             )
+            try:
+                with backend:
+                    emit(type="result", case=case["id"], side=side, **measure(tree, job["runs"]))
+            except Exception as e:  # reported per case and side, as jax_bench.py does
+                traceback.print_exc(file=sys.stderr)
+                emit(type="error", case=case["id"], side=side, message=f"{type(e).__name__}: {e}")
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -37,15 +37,32 @@ export function runPython(
   job: PythonJob,
   onMessage: (message: PythonMessage) => void,
 ): Promise<void> {
-  const python = path.join(root, ".venv", "bin", "python");
-  const script = path.join(root, "bench", "jax_bench.py");
   const started = performance.now();
-  const child = spawn(python, [script], {
+  return runPythonScript(root, "jax_bench.py", job.deviceCount, job, (line) => {
+    const message = line as PythonMessage;
+    if (message.type === "startup") message.seconds = (performance.now() - started) / 1000;
+    onMessage(message);
+  });
+}
+
+/**
+ * Runs a script of bench/ with JAX on `deviceCount` CPU devices, `job` as JSON on stdin, and
+ * passes on each JSON line it prints; fails with the end of its stderr if it exits non-zero.
+ */
+export function runPythonScript(
+  root: string,
+  script: string,
+  deviceCount: number,
+  job: unknown,
+  onLine: (message: unknown) => void,
+): Promise<void> {
+  const python = path.join(root, ".venv", "bin", "python");
+  const child = spawn(python, [path.join(root, "bench", script)], {
     cwd: root,
     env: {
       ...process.env,
       JAX_PLATFORMS: "cpu",
-      XLA_FLAGS: `--xla_force_host_platform_device_count=${job.deviceCount}`,
+      XLA_FLAGS: `--xla_force_host_platform_device_count=${deviceCount}`,
     },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -55,20 +72,14 @@ export function runPython(
   });
   child.stdin.on("error", () => {}); // a child that dies early is reported by its exit code
   child.stdin.end(JSON.stringify(job));
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    const message = JSON.parse(line) as PythonMessage;
-    if (message.type === "startup") message.seconds = (performance.now() - started) / 1000;
-    onMessage(message);
-  });
+  createInterface({ input: child.stdout }).on("line", (line) => onLine(JSON.parse(line)));
   return new Promise((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
       if (code === 0) resolve();
       else
         reject(
-          new Error(
-            `jax_bench.py (${job.deviceCount} devices) exited with ${code ?? signal}:\n${stderr}`,
-          ),
+          new Error(`${script} (${deviceCount} devices) exited with ${code ?? signal}:\n${stderr}`),
         );
     });
   });

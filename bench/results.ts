@@ -73,6 +73,35 @@ export interface RunResults {
   targets: TargetCheck[];
   /** Decoding an in-order mesh of a million devices, in a child process (bench/decode-memory.ts). */
   decodeMemory?: DecodeMemory;
+  /** A colocated call with JAX's serialization and with colocated_wire.plugin (bench/plugin.ts). */
+  plugin: PluginResult[];
+}
+
+/** JAX's own serialization, or colocated_wire.plugin installed. */
+export type PluginSideId = "jax" | "plugin";
+
+export interface PluginCase {
+  id: string;
+  /** A dict of this many leaves, alternating two NamedShardings over the mesh. */
+  leafCount: number;
+  mesh: [number, number];
+}
+
+export interface PluginSideResult {
+  /** A fresh colocated function's first call: it writes every payload. */
+  firstCall: Timing;
+  /** Later calls reuse the specialization and write nothing. */
+  steadyCall: Timing;
+  /** The first call's programs in order; the first is the function with its specialization. */
+  programBytes: number[];
+  /** The output-spec carriers the first call sent back, the bytes inside their base64 text. */
+  carrierBytes: number[];
+}
+
+export interface PluginResult {
+  case: PluginCase;
+  sides: Partial<Record<PluginSideId, PluginSideResult>>;
+  errors: Partial<Record<PluginSideId, string>>;
 }
 
 export interface DecodeMemory {

@@ -10,6 +10,7 @@ import { measureLimit } from "./limit";
 import { DEFAULT_POLICY, type Timing } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
+import { measurePlugin, pluginCases } from "./plugin";
 import { type PythonJob, runPython } from "./python";
 import { updateReadme } from "./readme";
 import { markdownReport, readmeSummary } from "./report";
@@ -32,7 +33,7 @@ interface Options {
 async function main(): Promise<void> {
   const options = new Command("bench")
     .description("colocated-wire against JAX's colocated-Python serialization")
-    .option("--quick", "S1 only, within a minute", false)
+    .option("--quick", "S1 and the smallest plugin case only, within a minute", false)
     .option(
       "--filter <text>",
       'only the cases whose id contains the text, such as "S3 fresh regular"',
@@ -58,8 +59,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadBefore = os.loadavg()[0];
   const groups = planGroups(allCases(options.quick, options.filter), options.maxJaxDevices);
+  const plugins = pluginCases(options.quick, options.filter);
   const results = new Map<string, CaseResult>();
-  let total = 0;
+  let total = plugins.length * 2;
   for (const g of groups) {
     for (const c of g.cases) {
       const { ts, python, skipped } = sidesOf(c, g);
@@ -108,6 +110,10 @@ async function main(): Promise<void> {
       process.stderr.write(`\n${error.message}\n`);
     });
   }
+  bar.update({ task: `colocated calls, JAX and the plugin, on ${plugins.length} cases` });
+  const measured = await measurePlugin(ROOT, plugins, (task) => bar.increment(1, { task }));
+  const plugin = measured.results;
+  if (versions.jax === "?" && measured.versions) versions = measured.versions;
   bar.stop();
 
   const cases = [...results.values()];
@@ -128,6 +134,7 @@ async function main(): Promise<void> {
     crossCheck: crossCheck(cases),
     targets: [],
     ...(options.quick ? {} : { decodeMemory: measureDecodeMemory() }),
+    plugin,
   };
   run.targets = checkTargets(cases, run.decodeMemory);
   const report = markdownReport(run);
@@ -152,7 +159,7 @@ async function main(): Promise<void> {
     );
     process.exitCode = 1;
   }
-  if (cases.some((r) => Object.keys(r.errors).length)) process.exitCode = 1;
+  if ([...cases, ...plugin].some((r) => Object.keys(r.errors).length)) process.exitCode = 1;
 }
 
 /** (a) and (d1) of every case of the group, in this process; for S3, the limit too. */
