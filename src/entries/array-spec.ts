@@ -1,3 +1,4 @@
+import { DTypeSchema } from "../../gen/es/colocated/v1/table_pb";
 import {
   DType,
   type Entry,
@@ -7,6 +8,7 @@ import {
 import { DecodeError, EncodeError } from "../errors";
 import { type DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import type { Sharding } from "../model/sharding";
+import { valueSince } from "../schema-version";
 import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
@@ -22,6 +24,11 @@ const DTYPES = enumNames<DTypeName, Lowercase<Suffixes<typeof DType, "D_TYPE_">>
 
 /** Every dtype name, in enum order. */
 export const DTYPE_NAMES: DTypeName[] = [...DTYPES.names];
+
+/** The minor version that introduced a dtype, as the schema declares it. */
+export function dtypeSince(dtype: DTypeName): number {
+  return valueSince(DTypeSchema, DTYPES.values[dtype]);
+}
 
 /** What checking an ArraySpec found: its shape as numbers and its dtype by name. */
 export interface ArraySpecFacts {

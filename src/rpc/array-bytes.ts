@@ -3,9 +3,10 @@ import type { DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 
 /**
  * Bytes per element on the wire: NumPy's itemsize, so sub-byte types (int2, int4, float4)
- * take one byte each. Strings have no fixed-size form.
+ * take one byte each, and float0 none. Strings and PRNG keys (whose data is the impl's) have
+ * no fixed-size form.
  */
-const ITEMSIZE: Record<Exclude<DTypeName, "string">, number> = {
+const ITEMSIZE: Record<Exclude<DTypeName, "string" | "key">, number> = {
   bool: 1,
   int2: 1,
   int4: 1,
@@ -34,11 +35,17 @@ const ITEMSIZE: Record<Exclude<DTypeName, "string">, number> = {
   float8_e5m2fnuz: 1,
   float8_e8m0fnu: 1,
   float4_e2m1fn: 1,
+  float0: 0,
+  int1: 1,
+  uint1: 1,
+  float6_e2m3fn: 1,
+  float6_e3m2fn: 1,
+  float8_e5m3fnu: 1,
 };
 
 /** The byte length of an array's raw little-endian data, or undefined for strings. */
 export function arrayByteLength(spec: ShapeDtypeStruct): number | undefined {
-  if (spec.dtype === "string") return undefined;
+  if (spec.dtype === "string" || spec.dtype === "key") return undefined;
   return spec.shape.reduce((n, d) => n * d, ITEMSIZE[spec.dtype]);
 }
 

@@ -23,15 +23,30 @@ _sym_db = _symbol_database.Default()
 
 
 from colocated.v1 import limit_pb2 as colocated_dot_v1_dot_limit__pb2
+from colocated.v1 import version_pb2 as colocated_dot_v1_dot_version__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63olocated/v1/table.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/limit.proto\"?\n\x11SharedObjectTable\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.colocated.v1.EntryB\x04\x88\xb5\x18\x02\"\xc7\x02\n\x05\x45ntry\x12/\n\x0b\x64\x65vice_list\x18\x01 \x01(\x0b\x32\x18.colocated.v1.DeviceListH\x00\x12\"\n\x04mesh\x18\x02 \x01(\x0b\x32\x12.colocated.v1.MeshH\x00\x12\x35\n\x0enamed_sharding\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.NamedShardingH\x00\x12\x44\n\x16single_device_sharding\x18\x04 \x01(\x0b\x32\".colocated.v1.SingleDeviceShardingH\x00\x12\x35\n\x0egspmd_sharding\x18\x05 \x01(\x0b\x32\x1b.colocated.v1.GspmdShardingH\x00\x12-\n\narray_spec\x18\x06 \x01(\x0b\x32\x17.colocated.v1.ArraySpecH\x00\x42\x06\n\x04kind\"\x9e\x01\n\nDeviceList\x12+\n\x04iota\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.IotaDeviceIdsH\x00\x12-\n\x05plain\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.PlainDeviceIdsH\x00\x12-\n\x05\x64\x65lta\x18\x03 \x01(\x0b\x32\x1c.colocated.v1.DeltaDeviceIdsH\x00\x42\x05\n\x03ids\"A\n\rIotaDeviceIds\x12\x0e\n\x06offset\x18\x01 \x01(\r\x12 \n\x04iota\x18\x02 \x01(\x0b\x32\x12.colocated.v1.Iota\"D\n\x04Iota\x12\x1c\n\x0creshape_dims\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\x1e\n\x0etranspose_perm\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\"%\n\x0ePlainDeviceIds\x12\x13\n\x03ids\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x03\"(\n\x0e\x44\x65ltaDeviceIds\x12\x16\n\x06\x64\x65ltas\x18\x01 \x03(\x11\x42\x06\x10\x01\x88\xb5\x18\x03\"\x9a\x01\n\x04Mesh\x12\x18\n\x0b\x64\x65vice_list\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1a\n\naxis_sizes\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\x18\n\naxis_names\x18\x03 \x03(\tB\x04\x88\xb5\x18\x04\x12\x32\n\naxis_types\x18\x04 \x03(\x0e\x32\x16.colocated.v1.AxisTypeB\x06\x10\x01\x88\xb5\x18\x04\x42\x0e\n\x0c_device_list\"\\\n\x12PartitionSpecEntry\x12\x32\n\x04kind\x18\x01 \x01(\x0e\x32$.colocated.v1.PartitionSpecEntryKind\x12\x12\n\x04\x61xes\x18\x02 \x03(\tB\x04\x88\xb5\x18\x04\"x\n\rPartitionSpec\x12\x37\n\x07\x65ntries\x18\x01 \x03(\x0b\x32 .colocated.v1.PartitionSpecEntryB\x04\x88\xb5\x18\x04\x12\x17\n\tunreduced\x18\x02 \x03(\tB\x04\x88\xb5\x18\x04\x12\x15\n\x07reduced\x18\x03 \x03(\tB\x04\x88\xb5\x18\x04\"\x80\x01\n\rNamedSharding\x12\x11\n\x04mesh\x18\x01 \x01(\rH\x00\x88\x01\x01\x12)\n\x04spec\x18\x02 \x01(\x0b\x32\x1b.colocated.v1.PartitionSpec\x12\x18\n\x0bmemory_kind\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x07\n\x05_meshB\x0e\n\x0c_memory_kind\"S\n\x14SingleDeviceSharding\x12\x11\n\tdevice_id\x18\x01 \x01(\r\x12\x18\n\x0bmemory_kind\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0e\n\x0c_memory_kind\"\x89\x01\n\x0eTileAssignment\x12\x14\n\x04\x64ims\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\"\n\x04iota\x18\x02 \x01(\x0b\x32\x12.colocated.v1.IotaH\x00\x12\x32\n\x08\x65xplicit\x18\x03 \x01(\x0b\x32\x1e.colocated.v1.LogicalDeviceIdsH\x00\x42\t\n\x07\x64\x65vices\"\'\n\x10LogicalDeviceIds\x12\x13\n\x03ids\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x03\"\xa4\x02\n\rGspmdSharding\x12\x18\n\x0b\x64\x65vice_list\x18\x01 \x01(\rH\x00\x88\x01\x01\x12(\n\x04type\x18\x02 \x01(\x0e\x32\x1a.colocated.v1.ShardingType\x12\x35\n\x0ftile_assignment\x18\x03 \x01(\x0b\x32\x1c.colocated.v1.TileAssignment\x12\"\n\x1areplicate_on_last_tile_dim\x18\x04 \x01(\x08\x12:\n\x0elast_tile_dims\x18\x05 \x03(\x0e\x32\x1a.colocated.v1.ShardingTypeB\x06\x10\x01\x88\xb5\x18\x04\x12\x18\n\x0bmemory_kind\x18\x06 \x01(\tH\x01\x88\x01\x01\x42\x0e\n\x0c_device_listB\x0e\n\x0c_memory_kind\"}\n\tArraySpec\x12\x15\n\x05shape\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\"\n\x05\x64type\x18\x02 \x01(\x0e\x32\x13.colocated.v1.DType\x12\x15\n\x08sharding\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\tweak_type\x18\x04 \x01(\x08\x42\x0b\n\t_sharding*g\n\x08\x41xisType\x12\x19\n\x15\x41XIS_TYPE_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x41XIS_TYPE_AUTO\x10\x01\x12\x16\n\x12\x41XIS_TYPE_EXPLICIT\x10\x02\x12\x14\n\x10\x41XIS_TYPE_MANUAL\x10\x03*\xdd\x01\n\x16PartitionSpecEntryKind\x12)\n%PARTITION_SPEC_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\"\n\x1ePARTITION_SPEC_ENTRY_KIND_NONE\x10\x01\x12\"\n\x1ePARTITION_SPEC_ENTRY_KIND_AXIS\x10\x02\x12#\n\x1fPARTITION_SPEC_ENTRY_KIND_TUPLE\x10\x03\x12+\n\'PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED\x10\x04*\x99\x01\n\x0cShardingType\x12\x1d\n\x19SHARDING_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n\x18SHARDING_TYPE_REPLICATED\x10\x01\x12\x19\n\x15SHARDING_TYPE_MAXIMAL\x10\x02\x12\x17\n\x13SHARDING_TYPE_OTHER\x10\x03\x12\x18\n\x14SHARDING_TYPE_MANUAL\x10\x04*\x87\x05\n\x05\x44Type\x12\x16\n\x12\x44_TYPE_UNSPECIFIED\x10\x00\x12\x0f\n\x0b\x44_TYPE_BOOL\x10\x01\x12\x0f\n\x0b\x44_TYPE_INT2\x10\x02\x12\x0f\n\x0b\x44_TYPE_INT4\x10\x03\x12\x0f\n\x0b\x44_TYPE_INT8\x10\x04\x12\x10\n\x0c\x44_TYPE_INT16\x10\x05\x12\x10\n\x0c\x44_TYPE_INT32\x10\x06\x12\x10\n\x0c\x44_TYPE_INT64\x10\x07\x12\x10\n\x0c\x44_TYPE_UINT2\x10\x08\x12\x10\n\x0c\x44_TYPE_UINT4\x10\t\x12\x10\n\x0c\x44_TYPE_UINT8\x10\n\x12\x11\n\rD_TYPE_UINT16\x10\x0b\x12\x11\n\rD_TYPE_UINT32\x10\x0c\x12\x11\n\rD_TYPE_UINT64\x10\r\x12\x12\n\x0e\x44_TYPE_FLOAT16\x10\x0e\x12\x12\n\x0e\x44_TYPE_FLOAT32\x10\x0f\x12\x12\n\x0e\x44_TYPE_FLOAT64\x10\x10\x12\x13\n\x0f\x44_TYPE_BFLOAT16\x10\x11\x12\x14\n\x10\x44_TYPE_COMPLEX64\x10\x12\x12\x15\n\x11\x44_TYPE_COMPLEX128\x10\x13\x12\x16\n\x12\x44_TYPE_FLOAT8_E3M4\x10\x14\x12\x16\n\x12\x44_TYPE_FLOAT8_E4M3\x10\x15\x12\x18\n\x14\x44_TYPE_FLOAT8_E4M3FN\x10\x16\x12\x1a\n\x16\x44_TYPE_FLOAT8_E4M3FNUZ\x10\x17\x12\x1d\n\x19\x44_TYPE_FLOAT8_E4M3B11FNUZ\x10\x18\x12\x16\n\x12\x44_TYPE_FLOAT8_E5M2\x10\x19\x12\x1a\n\x16\x44_TYPE_FLOAT8_E5M2FNUZ\x10\x1a\x12\x19\n\x15\x44_TYPE_FLOAT8_E8M0FNU\x10\x1b\x12\x18\n\x14\x44_TYPE_FLOAT4_E2M1FN\x10\x1c\x12\x11\n\rD_TYPE_STRING\x10\x1d\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63olocated/v1/table.proto\x12\x0c\x63olocated.v1\x1a\x18\x63olocated/v1/limit.proto\x1a\x1a\x63olocated/v1/version.proto\"?\n\x11SharedObjectTable\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.colocated.v1.EntryB\x04\x88\xb5\x18\x02\"\xc7\x02\n\x05\x45ntry\x12/\n\x0b\x64\x65vice_list\x18\x01 \x01(\x0b\x32\x18.colocated.v1.DeviceListH\x00\x12\"\n\x04mesh\x18\x02 \x01(\x0b\x32\x12.colocated.v1.MeshH\x00\x12\x35\n\x0enamed_sharding\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.NamedShardingH\x00\x12\x44\n\x16single_device_sharding\x18\x04 \x01(\x0b\x32\".colocated.v1.SingleDeviceShardingH\x00\x12\x35\n\x0egspmd_sharding\x18\x05 \x01(\x0b\x32\x1b.colocated.v1.GspmdShardingH\x00\x12-\n\narray_spec\x18\x06 \x01(\x0b\x32\x17.colocated.v1.ArraySpecH\x00\x42\x06\n\x04kind\"\x9e\x01\n\nDeviceList\x12+\n\x04iota\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.IotaDeviceIdsH\x00\x12-\n\x05plain\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.PlainDeviceIdsH\x00\x12-\n\x05\x64\x65lta\x18\x03 \x01(\x0b\x32\x1c.colocated.v1.DeltaDeviceIdsH\x00\x42\x05\n\x03ids\"A\n\rIotaDeviceIds\x12\x0e\n\x06offset\x18\x01 \x01(\r\x12 \n\x04iota\x18\x02 \x01(\x0b\x32\x12.colocated.v1.Iota\"D\n\x04Iota\x12\x1c\n\x0creshape_dims\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\x1e\n\x0etranspose_perm\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\"%\n\x0ePlainDeviceIds\x12\x13\n\x03ids\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x03\"(\n\x0e\x44\x65ltaDeviceIds\x12\x16\n\x06\x64\x65ltas\x18\x01 \x03(\x11\x42\x06\x10\x01\x88\xb5\x18\x03\"\x9a\x01\n\x04Mesh\x12\x18\n\x0b\x64\x65vice_list\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1a\n\naxis_sizes\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\x18\n\naxis_names\x18\x03 \x03(\tB\x04\x88\xb5\x18\x04\x12\x32\n\naxis_types\x18\x04 \x03(\x0e\x32\x16.colocated.v1.AxisTypeB\x06\x10\x01\x88\xb5\x18\x04\x42\x0e\n\x0c_device_list\"\\\n\x12PartitionSpecEntry\x12\x32\n\x04kind\x18\x01 \x01(\x0e\x32$.colocated.v1.PartitionSpecEntryKind\x12\x12\n\x04\x61xes\x18\x02 \x03(\tB\x04\x88\xb5\x18\x04\"x\n\rPartitionSpec\x12\x37\n\x07\x65ntries\x18\x01 \x03(\x0b\x32 .colocated.v1.PartitionSpecEntryB\x04\x88\xb5\x18\x04\x12\x17\n\tunreduced\x18\x02 \x03(\tB\x04\x88\xb5\x18\x04\x12\x15\n\x07reduced\x18\x03 \x03(\tB\x04\x88\xb5\x18\x04\"\x80\x01\n\rNamedSharding\x12\x11\n\x04mesh\x18\x01 \x01(\rH\x00\x88\x01\x01\x12)\n\x04spec\x18\x02 \x01(\x0b\x32\x1b.colocated.v1.PartitionSpec\x12\x18\n\x0bmemory_kind\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x07\n\x05_meshB\x0e\n\x0c_memory_kind\"S\n\x14SingleDeviceSharding\x12\x11\n\tdevice_id\x18\x01 \x01(\r\x12\x18\n\x0bmemory_kind\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0e\n\x0c_memory_kind\"\x89\x01\n\x0eTileAssignment\x12\x14\n\x04\x64ims\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x04\x12\"\n\x04iota\x18\x02 \x01(\x0b\x32\x12.colocated.v1.IotaH\x00\x12\x32\n\x08\x65xplicit\x18\x03 \x01(\x0b\x32\x1e.colocated.v1.LogicalDeviceIdsH\x00\x42\t\n\x07\x64\x65vices\"\'\n\x10LogicalDeviceIds\x12\x13\n\x03ids\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x03\"\xa4\x02\n\rGspmdSharding\x12\x18\n\x0b\x64\x65vice_list\x18\x01 \x01(\rH\x00\x88\x01\x01\x12(\n\x04type\x18\x02 \x01(\x0e\x32\x1a.colocated.v1.ShardingType\x12\x35\n\x0ftile_assignment\x18\x03 \x01(\x0b\x32\x1c.colocated.v1.TileAssignment\x12\"\n\x1areplicate_on_last_tile_dim\x18\x04 \x01(\x08\x12:\n\x0elast_tile_dims\x18\x05 \x03(\x0e\x32\x1a.colocated.v1.ShardingTypeB\x06\x10\x01\x88\xb5\x18\x04\x12\x18\n\x0bmemory_kind\x18\x06 \x01(\tH\x01\x88\x01\x01\x42\x0e\n\x0c_device_listB\x0e\n\x0c_memory_kind\"2\n\x07KeyType\x12\x0c\n\x04impl\x18\x01 \x01(\t\x12\x19\n\tkey_shape\x18\x02 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\"\xac\x01\n\tArraySpec\x12\x15\n\x05shape\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\"\n\x05\x64type\x18\x02 \x01(\x0e\x32\x13.colocated.v1.DType\x12\x15\n\x08sharding\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\tweak_type\x18\x04 \x01(\x08\x12-\n\x08key_type\x18\x05 \x01(\x0b\x32\x15.colocated.v1.KeyTypeB\x04\x98\xb5\x18\x01\x42\x0b\n\t_sharding*g\n\x08\x41xisType\x12\x19\n\x15\x41XIS_TYPE_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x41XIS_TYPE_AUTO\x10\x01\x12\x16\n\x12\x41XIS_TYPE_EXPLICIT\x10\x02\x12\x14\n\x10\x41XIS_TYPE_MANUAL\x10\x03*\xdd\x01\n\x16PartitionSpecEntryKind\x12)\n%PARTITION_SPEC_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\"\n\x1ePARTITION_SPEC_ENTRY_KIND_NONE\x10\x01\x12\"\n\x1ePARTITION_SPEC_ENTRY_KIND_AXIS\x10\x02\x12#\n\x1fPARTITION_SPEC_ENTRY_KIND_TUPLE\x10\x03\x12+\n\'PARTITION_SPEC_ENTRY_KIND_UNCONSTRAINED\x10\x04*\x99\x01\n\x0cShardingType\x12\x1d\n\x19SHARDING_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n\x18SHARDING_TYPE_REPLICATED\x10\x01\x12\x19\n\x15SHARDING_TYPE_MAXIMAL\x10\x02\x12\x17\n\x13SHARDING_TYPE_OTHER\x10\x03\x12\x18\n\x14SHARDING_TYPE_MANUAL\x10\x04*\xc6\x06\n\x05\x44Type\x12\x16\n\x12\x44_TYPE_UNSPECIFIED\x10\x00\x12\x0f\n\x0b\x44_TYPE_BOOL\x10\x01\x12\x0f\n\x0b\x44_TYPE_INT2\x10\x02\x12\x0f\n\x0b\x44_TYPE_INT4\x10\x03\x12\x0f\n\x0b\x44_TYPE_INT8\x10\x04\x12\x10\n\x0c\x44_TYPE_INT16\x10\x05\x12\x10\n\x0c\x44_TYPE_INT32\x10\x06\x12\x10\n\x0c\x44_TYPE_INT64\x10\x07\x12\x10\n\x0c\x44_TYPE_UINT2\x10\x08\x12\x10\n\x0c\x44_TYPE_UINT4\x10\t\x12\x10\n\x0c\x44_TYPE_UINT8\x10\n\x12\x11\n\rD_TYPE_UINT16\x10\x0b\x12\x11\n\rD_TYPE_UINT32\x10\x0c\x12\x11\n\rD_TYPE_UINT64\x10\r\x12\x12\n\x0e\x44_TYPE_FLOAT16\x10\x0e\x12\x12\n\x0e\x44_TYPE_FLOAT32\x10\x0f\x12\x12\n\x0e\x44_TYPE_FLOAT64\x10\x10\x12\x13\n\x0f\x44_TYPE_BFLOAT16\x10\x11\x12\x14\n\x10\x44_TYPE_COMPLEX64\x10\x12\x12\x15\n\x11\x44_TYPE_COMPLEX128\x10\x13\x12\x16\n\x12\x44_TYPE_FLOAT8_E3M4\x10\x14\x12\x16\n\x12\x44_TYPE_FLOAT8_E4M3\x10\x15\x12\x18\n\x14\x44_TYPE_FLOAT8_E4M3FN\x10\x16\x12\x1a\n\x16\x44_TYPE_FLOAT8_E4M3FNUZ\x10\x17\x12\x1d\n\x19\x44_TYPE_FLOAT8_E4M3B11FNUZ\x10\x18\x12\x16\n\x12\x44_TYPE_FLOAT8_E5M2\x10\x19\x12\x1a\n\x16\x44_TYPE_FLOAT8_E5M2FNUZ\x10\x1a\x12\x19\n\x15\x44_TYPE_FLOAT8_E8M0FNU\x10\x1b\x12\x18\n\x14\x44_TYPE_FLOAT4_E2M1FN\x10\x1c\x12\x11\n\rD_TYPE_STRING\x10\x1d\x12\x17\n\rD_TYPE_FLOAT0\x10\x1e\x1a\x04\x90\xb5\x18\x01\x12\x15\n\x0b\x44_TYPE_INT1\x10\x1f\x1a\x04\x90\xb5\x18\x01\x12\x16\n\x0c\x44_TYPE_UINT1\x10 \x1a\x04\x90\xb5\x18\x01\x12\x1e\n\x14\x44_TYPE_FLOAT6_E2M3FN\x10!\x1a\x04\x90\xb5\x18\x01\x12\x1e\n\x14\x44_TYPE_FLOAT6_E3M2FN\x10\"\x1a\x04\x90\xb5\x18\x01\x12\x1f\n\x15\x44_TYPE_FLOAT8_E5M3FNU\x10#\x1a\x04\x90\xb5\x18\x01\x12\x14\n\nD_TYPE_KEY\x10$\x1a\x04\x90\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'colocated.v1.table_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT0"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT0"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_INT1"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_INT1"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_UINT1"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_UINT1"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT6_E2M3FN"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT6_E2M3FN"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT6_E3M2FN"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT6_E3M2FN"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT8_E5M3FNU"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_FLOAT8_E5M3FNU"]._serialized_options = b'\220\265\030\001'
+  _globals['_DTYPE'].values_by_name["D_TYPE_KEY"]._loaded_options = None
+  _globals['_DTYPE'].values_by_name["D_TYPE_KEY"]._serialized_options = b'\220\265\030\001'
   _globals['_SHAREDOBJECTTABLE'].fields_by_name['entries']._loaded_options = None
   _globals['_SHAREDOBJECTTABLE'].fields_by_name['entries']._serialized_options = b'\210\265\030\002'
   _globals['_IOTA'].fields_by_name['reshape_dims']._loaded_options = None
@@ -62,46 +77,52 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LOGICALDEVICEIDS'].fields_by_name['ids']._serialized_options = b'\020\001\210\265\030\003'
   _globals['_GSPMDSHARDING'].fields_by_name['last_tile_dims']._loaded_options = None
   _globals['_GSPMDSHARDING'].fields_by_name['last_tile_dims']._serialized_options = b'\020\001\210\265\030\004'
+  _globals['_KEYTYPE'].fields_by_name['key_shape']._loaded_options = None
+  _globals['_KEYTYPE'].fields_by_name['key_shape']._serialized_options = b'\020\001\210\265\030\004'
   _globals['_ARRAYSPEC'].fields_by_name['shape']._loaded_options = None
   _globals['_ARRAYSPEC'].fields_by_name['shape']._serialized_options = b'\020\001\210\265\030\004'
-  _globals['_AXISTYPE']._serialized_start=2034
-  _globals['_AXISTYPE']._serialized_end=2137
-  _globals['_PARTITIONSPECENTRYKIND']._serialized_start=2140
-  _globals['_PARTITIONSPECENTRYKIND']._serialized_end=2361
-  _globals['_SHARDINGTYPE']._serialized_start=2364
-  _globals['_SHARDINGTYPE']._serialized_end=2517
-  _globals['_DTYPE']._serialized_start=2520
-  _globals['_DTYPE']._serialized_end=3167
-  _globals['_SHAREDOBJECTTABLE']._serialized_start=68
-  _globals['_SHAREDOBJECTTABLE']._serialized_end=131
-  _globals['_ENTRY']._serialized_start=134
-  _globals['_ENTRY']._serialized_end=461
-  _globals['_DEVICELIST']._serialized_start=464
-  _globals['_DEVICELIST']._serialized_end=622
-  _globals['_IOTADEVICEIDS']._serialized_start=624
-  _globals['_IOTADEVICEIDS']._serialized_end=689
-  _globals['_IOTA']._serialized_start=691
-  _globals['_IOTA']._serialized_end=759
-  _globals['_PLAINDEVICEIDS']._serialized_start=761
-  _globals['_PLAINDEVICEIDS']._serialized_end=798
-  _globals['_DELTADEVICEIDS']._serialized_start=800
-  _globals['_DELTADEVICEIDS']._serialized_end=840
-  _globals['_MESH']._serialized_start=843
-  _globals['_MESH']._serialized_end=997
-  _globals['_PARTITIONSPECENTRY']._serialized_start=999
-  _globals['_PARTITIONSPECENTRY']._serialized_end=1091
-  _globals['_PARTITIONSPEC']._serialized_start=1093
-  _globals['_PARTITIONSPEC']._serialized_end=1213
-  _globals['_NAMEDSHARDING']._serialized_start=1216
-  _globals['_NAMEDSHARDING']._serialized_end=1344
-  _globals['_SINGLEDEVICESHARDING']._serialized_start=1346
-  _globals['_SINGLEDEVICESHARDING']._serialized_end=1429
-  _globals['_TILEASSIGNMENT']._serialized_start=1432
-  _globals['_TILEASSIGNMENT']._serialized_end=1569
-  _globals['_LOGICALDEVICEIDS']._serialized_start=1571
-  _globals['_LOGICALDEVICEIDS']._serialized_end=1610
-  _globals['_GSPMDSHARDING']._serialized_start=1613
-  _globals['_GSPMDSHARDING']._serialized_end=1905
-  _globals['_ARRAYSPEC']._serialized_start=1907
-  _globals['_ARRAYSPEC']._serialized_end=2032
+  _globals['_ARRAYSPEC'].fields_by_name['key_type']._loaded_options = None
+  _globals['_ARRAYSPEC'].fields_by_name['key_type']._serialized_options = b'\230\265\030\001'
+  _globals['_AXISTYPE']._serialized_start=2162
+  _globals['_AXISTYPE']._serialized_end=2265
+  _globals['_PARTITIONSPECENTRYKIND']._serialized_start=2268
+  _globals['_PARTITIONSPECENTRYKIND']._serialized_end=2489
+  _globals['_SHARDINGTYPE']._serialized_start=2492
+  _globals['_SHARDINGTYPE']._serialized_end=2645
+  _globals['_DTYPE']._serialized_start=2648
+  _globals['_DTYPE']._serialized_end=3486
+  _globals['_SHAREDOBJECTTABLE']._serialized_start=96
+  _globals['_SHAREDOBJECTTABLE']._serialized_end=159
+  _globals['_ENTRY']._serialized_start=162
+  _globals['_ENTRY']._serialized_end=489
+  _globals['_DEVICELIST']._serialized_start=492
+  _globals['_DEVICELIST']._serialized_end=650
+  _globals['_IOTADEVICEIDS']._serialized_start=652
+  _globals['_IOTADEVICEIDS']._serialized_end=717
+  _globals['_IOTA']._serialized_start=719
+  _globals['_IOTA']._serialized_end=787
+  _globals['_PLAINDEVICEIDS']._serialized_start=789
+  _globals['_PLAINDEVICEIDS']._serialized_end=826
+  _globals['_DELTADEVICEIDS']._serialized_start=828
+  _globals['_DELTADEVICEIDS']._serialized_end=868
+  _globals['_MESH']._serialized_start=871
+  _globals['_MESH']._serialized_end=1025
+  _globals['_PARTITIONSPECENTRY']._serialized_start=1027
+  _globals['_PARTITIONSPECENTRY']._serialized_end=1119
+  _globals['_PARTITIONSPEC']._serialized_start=1121
+  _globals['_PARTITIONSPEC']._serialized_end=1241
+  _globals['_NAMEDSHARDING']._serialized_start=1244
+  _globals['_NAMEDSHARDING']._serialized_end=1372
+  _globals['_SINGLEDEVICESHARDING']._serialized_start=1374
+  _globals['_SINGLEDEVICESHARDING']._serialized_end=1457
+  _globals['_TILEASSIGNMENT']._serialized_start=1460
+  _globals['_TILEASSIGNMENT']._serialized_end=1597
+  _globals['_LOGICALDEVICEIDS']._serialized_start=1599
+  _globals['_LOGICALDEVICEIDS']._serialized_end=1638
+  _globals['_GSPMDSHARDING']._serialized_start=1641
+  _globals['_GSPMDSHARDING']._serialized_end=1933
+  _globals['_KEYTYPE']._serialized_start=1935
+  _globals['_KEYTYPE']._serialized_end=1985
+  _globals['_ARRAYSPEC']._serialized_start=1988
+  _globals['_ARRAYSPEC']._serialized_end=2160
 # @@protoc_insertion_point(module_scope)

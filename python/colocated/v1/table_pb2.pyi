@@ -1,4 +1,5 @@
 from colocated.v1 import limit_pb2 as _limit_pb2
+from colocated.v1 import version_pb2 as _version_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -63,6 +64,13 @@ class DType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     D_TYPE_FLOAT8_E8M0FNU: _ClassVar[DType]
     D_TYPE_FLOAT4_E2M1FN: _ClassVar[DType]
     D_TYPE_STRING: _ClassVar[DType]
+    D_TYPE_FLOAT0: _ClassVar[DType]
+    D_TYPE_INT1: _ClassVar[DType]
+    D_TYPE_UINT1: _ClassVar[DType]
+    D_TYPE_FLOAT6_E2M3FN: _ClassVar[DType]
+    D_TYPE_FLOAT6_E3M2FN: _ClassVar[DType]
+    D_TYPE_FLOAT8_E5M3FNU: _ClassVar[DType]
+    D_TYPE_KEY: _ClassVar[DType]
 AXIS_TYPE_UNSPECIFIED: AxisType
 AXIS_TYPE_AUTO: AxisType
 AXIS_TYPE_EXPLICIT: AxisType
@@ -107,6 +115,13 @@ D_TYPE_FLOAT8_E5M2FNUZ: DType
 D_TYPE_FLOAT8_E8M0FNU: DType
 D_TYPE_FLOAT4_E2M1FN: DType
 D_TYPE_STRING: DType
+D_TYPE_FLOAT0: DType
+D_TYPE_INT1: DType
+D_TYPE_UINT1: DType
+D_TYPE_FLOAT6_E2M3FN: DType
+D_TYPE_FLOAT6_E3M2FN: DType
+D_TYPE_FLOAT8_E5M3FNU: DType
+D_TYPE_KEY: DType
 
 class SharedObjectTable(_message.Message):
     __slots__ = ("entries",)
@@ -248,14 +263,24 @@ class GspmdSharding(_message.Message):
     memory_kind: str
     def __init__(self, device_list: _Optional[int] = ..., type: _Optional[_Union[ShardingType, str]] = ..., tile_assignment: _Optional[_Union[TileAssignment, _Mapping]] = ..., replicate_on_last_tile_dim: _Optional[bool] = ..., last_tile_dims: _Optional[_Iterable[_Union[ShardingType, str]]] = ..., memory_kind: _Optional[str] = ...) -> None: ...
 
+class KeyType(_message.Message):
+    __slots__ = ("impl", "key_shape")
+    IMPL_FIELD_NUMBER: _ClassVar[int]
+    KEY_SHAPE_FIELD_NUMBER: _ClassVar[int]
+    impl: str
+    key_shape: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, impl: _Optional[str] = ..., key_shape: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class ArraySpec(_message.Message):
-    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+    __slots__ = ("shape", "dtype", "sharding", "weak_type", "key_type")
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     DTYPE_FIELD_NUMBER: _ClassVar[int]
     SHARDING_FIELD_NUMBER: _ClassVar[int]
     WEAK_TYPE_FIELD_NUMBER: _ClassVar[int]
+    KEY_TYPE_FIELD_NUMBER: _ClassVar[int]
     shape: _containers.RepeatedScalarFieldContainer[int]
     dtype: DType
     sharding: int
     weak_type: bool
-    def __init__(self, shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., sharding: _Optional[int] = ..., weak_type: _Optional[bool] = ...) -> None: ...
+    key_type: KeyType
+    def __init__(self, shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., sharding: _Optional[int] = ..., weak_type: _Optional[bool] = ..., key_type: _Optional[_Union[KeyType, _Mapping]] = ...) -> None: ...

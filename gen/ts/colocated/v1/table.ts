@@ -165,7 +165,10 @@ export function shardingTypeToJSON(object: ShardingType): string {
   }
 }
 
-/** Element types, numbered for good: a number is never reused. */
+/**
+ * Element types, numbered for good: a number is never reused. A value with
+ * a `since` option is from that minor version (see version.proto).
+ */
 export enum DType {
   D_TYPE_UNSPECIFIED = 0,
   D_TYPE_BOOL = 1,
@@ -197,6 +200,18 @@ export enum DType {
   D_TYPE_FLOAT8_E8M0FNU = 27,
   D_TYPE_FLOAT4_E2M1FN = 28,
   D_TYPE_STRING = 29,
+  /** D_TYPE_FLOAT0 - jax.dtypes.float0, the tangent type of integers and booleans. */
+  D_TYPE_FLOAT0 = 30,
+  D_TYPE_INT1 = 31,
+  D_TYPE_UINT1 = 32,
+  D_TYPE_FLOAT6_E2M3FN = 33,
+  D_TYPE_FLOAT6_E3M2FN = 34,
+  D_TYPE_FLOAT8_E5M3FNU = 35,
+  /**
+   * D_TYPE_KEY - A PRNG key array (JAX's extended dtype key<impl>): ArraySpec.key_type
+   * says which.
+   */
+  D_TYPE_KEY = 36,
   UNRECOGNIZED = -1,
 }
 
@@ -292,6 +307,27 @@ export function dTypeFromJSON(object: any): DType {
     case 29:
     case "D_TYPE_STRING":
       return DType.D_TYPE_STRING;
+    case 30:
+    case "D_TYPE_FLOAT0":
+      return DType.D_TYPE_FLOAT0;
+    case 31:
+    case "D_TYPE_INT1":
+      return DType.D_TYPE_INT1;
+    case 32:
+    case "D_TYPE_UINT1":
+      return DType.D_TYPE_UINT1;
+    case 33:
+    case "D_TYPE_FLOAT6_E2M3FN":
+      return DType.D_TYPE_FLOAT6_E2M3FN;
+    case 34:
+    case "D_TYPE_FLOAT6_E3M2FN":
+      return DType.D_TYPE_FLOAT6_E3M2FN;
+    case 35:
+    case "D_TYPE_FLOAT8_E5M3FNU":
+      return DType.D_TYPE_FLOAT8_E5M3FNU;
+    case 36:
+    case "D_TYPE_KEY":
+      return DType.D_TYPE_KEY;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -361,6 +397,20 @@ export function dTypeToJSON(object: DType): string {
       return "D_TYPE_FLOAT4_E2M1FN";
     case DType.D_TYPE_STRING:
       return "D_TYPE_STRING";
+    case DType.D_TYPE_FLOAT0:
+      return "D_TYPE_FLOAT0";
+    case DType.D_TYPE_INT1:
+      return "D_TYPE_INT1";
+    case DType.D_TYPE_UINT1:
+      return "D_TYPE_UINT1";
+    case DType.D_TYPE_FLOAT6_E2M3FN:
+      return "D_TYPE_FLOAT6_E2M3FN";
+    case DType.D_TYPE_FLOAT6_E3M2FN:
+      return "D_TYPE_FLOAT6_E3M2FN";
+    case DType.D_TYPE_FLOAT8_E5M3FNU:
+      return "D_TYPE_FLOAT8_E5M3FNU";
+    case DType.D_TYPE_KEY:
+      return "D_TYPE_KEY";
     case DType.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -516,6 +566,20 @@ export interface GspmdSharding {
 }
 
 /**
+ * The key type of a PRNG key array: jax.random's impl, by name, and the
+ * shape of one key's raw data (the impl's key_shape, [2] for threefry2x32).
+ */
+export interface KeyType {
+  /**
+   * The name jax.random.key_impl gives the impl: threefry2x32, rbg,
+   * unsafe_rbg, or a custom impl's name.
+   */
+  impl: string;
+  keyShape: bigint[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
  * jax.ShapeDtypeStruct. `sharding` refers to a sharding entry; absent means
  * no sharding.
  */
@@ -524,6 +588,8 @@ export interface ArraySpec {
   dtype: DType;
   sharding?: number | undefined;
   weakType: boolean;
+  /** Present exactly when dtype is D_TYPE_KEY. */
+  keyType?: KeyType | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -2482,8 +2548,130 @@ export const GspmdSharding: MessageFns<GspmdSharding> = {
   },
 };
 
+function createBaseKeyType(): KeyType {
+  return { impl: "", keyShape: [], _unknownFields: {} };
+}
+
+export const KeyType: MessageFns<KeyType> = {
+  encode(message: KeyType, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.impl !== "") {
+      writer.uint32(10).string(message.impl);
+    }
+    if (message.keyShape.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.keyShape) {
+        if (BigInt.asUintN(64, v) !== v) {
+          throw new globalThis.Error("a value provided in array field keyShape of type uint64 is too large");
+        }
+        writer.uint64(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyType {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyType();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.impl = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.keyShape.push(reader.uint64() as bigint);
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.keyShape.push(reader.uint64() as bigint);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyType {
+    return {
+      impl: isSet(object.impl) ? globalThis.String(object.impl) : "",
+      keyShape: globalThis.Array.isArray(object?.keyShape)
+        ? object.keyShape.map((e: any) => BigInt(e))
+        : globalThis.Array.isArray(object?.key_shape)
+        ? object.key_shape.map((e: any) => BigInt(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KeyType): unknown {
+    const obj: any = {};
+    if (message.impl !== "") {
+      obj.impl = message.impl;
+    }
+    if (message.keyShape?.length) {
+      obj.keyShape = message.keyShape.map((e) => e.toString());
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyType>, I>>(base?: I): KeyType {
+    return KeyType.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyType>, I>>(object: I): KeyType {
+    const message = createBaseKeyType();
+    message.impl = object.impl ?? "";
+    message.keyShape = object.keyShape?.map((e) => BigInt(e)) || [];
+    return message;
+  },
+};
+
 function createBaseArraySpec(): ArraySpec {
-  return { shape: [], dtype: 0, sharding: undefined, weakType: false, _unknownFields: {} };
+  return { shape: [], dtype: 0, sharding: undefined, weakType: false, keyType: undefined, _unknownFields: {} };
 }
 
 export const ArraySpec: MessageFns<ArraySpec> = {
@@ -2506,6 +2694,9 @@ export const ArraySpec: MessageFns<ArraySpec> = {
     }
     if (message.weakType !== false) {
       writer.uint32(32).bool(message.weakType);
+    }
+    if (message.keyType !== undefined) {
+      KeyType.encode(message.keyType, writer.uint32(42).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -2573,6 +2764,14 @@ export const ArraySpec: MessageFns<ArraySpec> = {
             message.weakType = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.keyType = KeyType.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2603,6 +2802,11 @@ export const ArraySpec: MessageFns<ArraySpec> = {
         : isSet(object.weak_type)
         ? globalThis.Boolean(object.weak_type)
         : false,
+      keyType: isSet(object.keyType)
+        ? KeyType.fromJSON(object.keyType)
+        : isSet(object.key_type)
+        ? KeyType.fromJSON(object.key_type)
+        : undefined,
     };
   },
 
@@ -2620,6 +2824,9 @@ export const ArraySpec: MessageFns<ArraySpec> = {
     if (message.weakType !== false) {
       obj.weakType = message.weakType;
     }
+    if (message.keyType !== undefined) {
+      obj.keyType = KeyType.toJSON(message.keyType);
+    }
     return obj;
   },
 
@@ -2632,6 +2839,9 @@ export const ArraySpec: MessageFns<ArraySpec> = {
     message.dtype = object.dtype ?? 0;
     message.sharding = object.sharding ?? undefined;
     message.weakType = object.weakType ?? false;
+    message.keyType = (object.keyType !== undefined && object.keyType !== null)
+      ? KeyType.fromPartial(object.keyType)
+      : undefined;
     return message;
   },
 };
