@@ -16,4 +16,6 @@ if [[ -n "$(git status --porcelain --untracked-files=all -- gen)" ]]; then
   exit 1
 fi
 echo "check-generated: gen/ts and gen/es are up to date"
+# The Python generator runs from the project's virtual environment, made here on a fresh clone.
+bash scripts/python-env.sh
 bash scripts/python-generate.sh --check
