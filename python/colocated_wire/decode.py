@@ -46,8 +46,10 @@ def deserialize_specs(
     msg, unknown_fields = parse_payload(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
-    refs = check_table(msg.table if msg.HasField("table") else None, limits)
-    shape = specs.check(_part(msg, "specs"), CheckContext(refs.table_size, "specs", refs, limits))
+    minor = msg.header.minor_version
+    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
+    ctx = CheckContext(refs.table_size, "specs", refs, limits, minor)
+    shape = specs.check(_part(msg, "specs"), ctx)
 
     objects = lift_table(refs)
     treedef, leaves = specs.lift(msg.specs, LiftContext(objects, shape))
@@ -79,10 +81,11 @@ def deserialize_program(
         limits,
         max_minor_version,
     )
-    refs = check_table(msg.table if msg.HasField("table") else None, limits)
+    minor = msg.header.minor_version
+    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
 
     def at(path: str) -> CheckContext:
-        return CheckContext(refs.table_size, path, refs, limits)
+        return CheckContext(refs.table_size, path, refs, limits, minor)
 
     # The parts in field order: devices, function, input specs, output specs.
     if not msg.HasField("devices"):

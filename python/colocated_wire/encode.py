@@ -22,17 +22,26 @@ from colocated.v1 import payload_pb2
 from colocated_wire.errors import EncodeError
 from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import header
-from colocated_wire.provenance import carry, origin_of, seeded_table
+from colocated_wire.provenance import Origin, carry, origin_of, seeded_table
+from colocated_wire.schema_version import check_target, header_minor_version
 from colocated_wire.table.lower_table import LowerContext
 
 
-def serialize_specs(treedef: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct]) -> bytes:
-    """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs."""
+def serialize_specs(
+    treedef: tree_util.PyTreeDef,
+    leaves: Sequence[jax.ShapeDtypeStruct],
+    *,
+    target_minor_version: int | None = None,
+) -> bytes:
+    """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs, readable by a reader of
+    `target_minor_version` (default: the latest); anything newer is an EncodeError."""
+    target = check_target(target_minor_version)
     origin = origin_of(leaves, treedef)
-    builder = seeded_table(origin)
+    minor = header_minor_version(target_minor_version, _carried(origin))
+    builder = seeded_table(origin, target)
     message = specs.lower(treedef, leaves, LowerContext(builder))
     payload = payload_pb2.SpecsPayload(
-        header=header(payload_pb2.PAYLOAD_KIND_SPECS), table=builder.table, specs=message
+        header=header(payload_pb2.PAYLOAD_KIND_SPECS, minor), table=builder.table, specs=message
     )
     return carry(origin, payload, builder).SerializeToString(deterministic=True)
 
@@ -44,8 +53,11 @@ def serialize_program(
     out_treedef: tree_util.PyTreeDef | None,
     out_leaves: Sequence[jax.ShapeDtypeStruct] | None,
     devices: xc.DeviceList | Sequence[jax.Device],
+    *,
+    target_minor_version: int | None = None,
 ) -> bytes:
-    """Canonical ProgramPayload bytes. Output specs may be None (unknown).
+    """Canonical ProgramPayload bytes. Output specs may be None (unknown). The payload is for
+    a reader of `target_minor_version` (default: the latest); anything newer is an EncodeError.
 
     The table is filled in the order of docs/wire-format.md: the devices, the
     pickled function's refs, the input leaves, the output leaves.
@@ -54,18 +66,25 @@ def serialize_program(
         raise EncodeError("out_treedef and out_leaves are both given or both None")
     if devices is None:
         raise EncodeError("a program needs its devices")
+    target = check_target(target_minor_version)
     origin = origin_of(in_leaves, fun, in_treedef, out_treedef, out_leaves, devices)
-    builder = seeded_table(origin)
+    minor = header_minor_version(target_minor_version, _carried(origin))
+    builder = seeded_table(origin, target)
     ctx = LowerContext(builder)
-    msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM))
+    msg = payload_pb2.ProgramPayload(header=header(payload_pb2.PAYLOAD_KIND_PROGRAM, minor))
     msg.devices = builder.add_devices(devices)
     if origin is not None:  # the decoded function, as it came (its refs keep their indices)
         msg.function.CopyFrom(origin.message.function)
     else:
         msg.function.CopyFrom(function.lower(fun, ctx))
-    msg.input_specs.CopyFrom(specs.lower(in_treedef, in_leaves, ctx))
+    msg.input_specs.CopyFrom(specs.lower(in_treedef, in_leaves, ctx, "input_specs"))
     if out_treedef is not None:
-        msg.output_specs.CopyFrom(specs.lower(out_treedef, out_leaves, ctx))
+        msg.output_specs.CopyFrom(specs.lower(out_treedef, out_leaves, ctx, "output_specs"))
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
     return carry(origin, msg, builder).SerializeToString(deterministic=True)
+
+
+def _carried(origin: Origin | None) -> int:
+    """The minor version of the decoded payload whose objects are written again (0: none)."""
+    return 0 if origin is None else origin.message.header.minor_version

@@ -50,7 +50,22 @@ class DecodeError(ValueError):
 
 
 class EncodeError(ValueError):
-    """A model cannot be written in the colocated.v1 format."""
+    """A model cannot be written in the colocated.v1 format; `path`, when known, names where.
+
+    An entry's lowering gives a path below its object (".dtype"); the specs that hold the
+    object put theirs in front (`under`), as TypeScript's lowering names the whole path.
+    """
+
+    def __init__(self, detail: str, path: str | None = None):
+        super().__init__(detail if path is None else f"{path}: {detail}")
+        self.path = path
+        self.detail = detail
+
+    def under(self, prefix: str) -> EncodeError:
+        """The same error at `prefix` followed by its own path below an object."""
+        path = self.path or ""
+        below = path if path.startswith((".", "[")) else ""
+        return EncodeError(self.detail, prefix + below)
 
 
 class LiftError(LookupError):

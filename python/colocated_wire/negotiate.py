@@ -24,7 +24,8 @@ class VersionRange(NamedTuple):
         return f"{major}.{self.min_version}–{major}.{self.max_version}"
 
 
-DEFAULT_VERSION_RANGE = VersionRange(SCHEMA_MINOR_VERSION, SCHEMA_MINOR_VERSION)
+# This library reads and writes every minor version up to its own (an encoder targets any).
+DEFAULT_VERSION_RANGE = VersionRange(0, SCHEMA_MINOR_VERSION)
 
 
 class VersionMismatchError(ValueError):

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
-import numpy as np
 
 from colocated_wire import (
     DecodeError,
@@ -54,12 +53,11 @@ def serialize(obj: Any) -> bytes:
     """JAX's `_serialize` for what it serializes: a program tuple, or (treedef, leaves)."""
     if isinstance(obj, tuple) and len(obj) == 6:
         fun, in_treedef, in_leaves, out_treedef, out_leaves, devices = obj
-        _refuse_extended_dtypes(in_leaves, "input_specs")
-        _refuse_extended_dtypes(out_leaves or (), "output_specs")
         try:
             return serialize_program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
         except (EncodeError, TypeError) as e:
-            raise _at(_part_at_fault(obj, e), e) from e
+            path = getattr(e, "path", None)  # a leaf's error names its leaf
+            raise _at(path or _part_at_fault(obj, e), e) from e
     if isinstance(obj, tuple) and len(obj) == 2:
         return _serialize_specs_bytes(*obj)
     raise PluginEncodeError("payload", f"a {type(obj).__name__} is not a program or specs")
@@ -99,11 +97,10 @@ def deserialize_specs(carrier: jax.Array) -> tuple[Any, tuple[jax.ShapeDtypeStru
 
 
 def _serialize_specs_bytes(treedef: Any, leaves: Sequence[Any]) -> bytes:
-    _refuse_extended_dtypes(leaves, "specs")
     try:
         return serialize_specs_payload(treedef, leaves)
     except (EncodeError, TypeError) as e:
-        raise _at("specs", e) from e
+        raise _at(getattr(e, "path", None) or "specs", e) from e
 
 
 def _deserialize_specs_bytes(data: bytes) -> tuple[Any, tuple[jax.ShapeDtypeStruct, ...]]:
@@ -111,19 +108,6 @@ def _deserialize_specs_bytes(data: bytes) -> tuple[Any, tuple[jax.ShapeDtypeStru
         return deserialize_specs_payload(data)
     except LiftError as e:
         raise PluginLiftError(str(e)) from e
-
-
-def _refuse_extended_dtypes(leaves: Sequence[Any], path: str) -> None:
-    # PRNG keys need DTypes of a later schema minor version; until then, a clear refusal.
-    for i, leaf in enumerate(leaves):
-        dtype = getattr(leaf, "dtype", None)
-        if isinstance(dtype, np.dtype) or dtype is None:
-            continue
-        if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
-            raise PluginEncodeError(
-                f"{path}.leaves[{i}]",
-                f"dtype {dtype} is an extended dtype (a PRNG key); colocated.v1 cannot write it",
-            )
 
 
 def _part_at_fault(program: tuple, error: Exception) -> str:
@@ -145,4 +129,4 @@ def _part_at_fault(program: tuple, error: Exception) -> str:
 
 def _at(path: str, error: Exception) -> PluginEncodeError:
     kind = PluginEncodeTypeError if isinstance(error, TypeError) else PluginEncodeError
-    return kind(path, str(error))
+    return kind(path, getattr(error, "detail", None) or str(error))

@@ -19,9 +19,7 @@ class PluginEncodeError(EncodeError):
     """A value colocated.v1 cannot write; `path` names where it is in the payload."""
 
     def __init__(self, path: str, detail: str):
-        super().__init__(f"{path}: {detail}")
-        self.path = path
-        self.detail = detail
+        super().__init__(detail, path)
 
 
 class PluginEncodeTypeError(PluginEncodeError, TypeError):

@@ -64,16 +64,16 @@ def origin_of(leaves: Any, *returned: Any) -> Origin | None:
 _ENTRIES = frozenset({"colocated.v1.SharedObjectTable.entries"})
 
 
-def seeded_table(origin: Origin | None) -> TableBuilder:
+def seeded_table(origin: Origin | None, target_minor_version: int) -> TableBuilder:
     """A table builder that starts with the decoded table, in order, so indices hold."""
-    builder = TableBuilder()
+    builder = TableBuilder(target_minor_version)
     for obj in origin.table if origin else ():
         builder.add(obj)
     return builder
 
 
 def carry(origin: Origin | None, msg: Message, builder: TableBuilder) -> Message:
-    """Grafts the decoded payload's unknown fields onto `msg` and keeps its minor version.
+    """Grafts the decoded payload's unknown fields onto `msg` (its header says the version).
 
     Entries are matched by object, not position: equal decoded entries share one index.
     """
@@ -86,5 +86,4 @@ def carry(origin: Origin | None, msg: Message, builder: TableBuilder) -> Message
         if index not in done:
             done.add(index)
             graft_unknown_fields(old, msg.table.entries[index])
-    msg.header.minor_version = max(msg.header.minor_version, origin.message.header.minor_version)
     return msg

@@ -30,7 +30,9 @@ def place_input(
     index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
 ) -> jax.Array:
     """One input's bytes as a jax.Array with the spec's sharding (the first device if none)."""
-    dtype = np.dtype(spec.dtype)
+    if not isinstance(spec.dtype, np.dtype):  # a PRNG key's data is its impl's
+        raise invalid_argument(f"inputs[{index}]: dtype {spec.dtype} has no fixed-size wire form")
+    dtype = spec.dtype
     if dtype.kind in "OUSV":
         raise invalid_argument(f"inputs[{index}]: dtype {dtype} has no fixed-size wire form")
     want = math.prod(spec.shape) * dtype.itemsize

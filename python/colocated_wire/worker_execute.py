@@ -19,6 +19,7 @@ from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
 from colocated_wire.functions import UnloadedFunction
 from colocated_wire.payload.header import check_header
+from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker_arrays import as_output, output_bytes, output_spec, place_inputs
 from colocated_wire.worker_errors import (
     failed_precondition,
@@ -46,7 +47,7 @@ def execute(
     name = function_name(request.program.function)
     arrays = place_inputs(program.in_leaves, [a.data for a in request.inputs], program.devices)
     args, kwargs = call_arguments(program, arrays)
-    return describe_outputs(name, run(name, program.fun, args, kwargs))
+    return describe_outputs(name, run(name, program.fun, args, kwargs), request.version)
 
 
 def check_version(version: int, policy: WorkerPolicy) -> None:
@@ -100,12 +101,16 @@ def run(name: str, fun: Callable, args: tuple, kwargs: dict) -> Any:
         raise function_failed(f"{name} raised {type(e).__name__}: {e}") from e
 
 
-def describe_outputs(name: str, result: Any) -> service_pb2.ExecuteResponse:
-    """The outputs' SpecsPayload (shardings as JAX gave them) and their bytes."""
+def describe_outputs(name: str, result: Any, version: int) -> service_pb2.ExecuteResponse:
+    """The outputs' SpecsPayload (shardings as JAX gave them) of the agreed minor version,
+    and their bytes."""
     leaves, treedef = tree_util.tree_flatten(result)
     outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
     try:
-        specs = serialize_specs(treedef, [output_spec(x) for x in outputs])
+        out_specs = [output_spec(x) for x in outputs]
+        # The agreed version, or the newest this library writes if a peer agreed a newer one.
+        target = min(version, SCHEMA_MINOR_VERSION)
+        specs = serialize_specs(treedef, out_specs, target_minor_version=target)
     except EncodeError as e:
         raise function_failed(f"the outputs of {name} cannot be written: {e}") from e
     response = service_pb2.ExecuteResponse()

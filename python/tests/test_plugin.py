@@ -23,6 +23,7 @@ from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func, serialization
 from jax.sharding import NamedSharding, PartitionSpec
 
+from colocated.v1 import payload_pb2
 from colocated_wire import (
     EncodeError,
     LiftError,
@@ -140,6 +141,16 @@ def fail(a):
 
 def split_key(key):
     return jax.random.split(key)
+
+
+def key_pytree(tree):
+    keys = tree["keys"]
+    return {
+        "same": keys,
+        "fresh": jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys),
+        "bits": jax.vmap(lambda k: jax.random.bits(k, (2,)))(keys)
+        + tree["n"][:, None].astype(np.uint32),
+    }
 
 
 def make_ones():
@@ -320,15 +331,39 @@ def test_prng_keys_with_output_specs_given(wire, devices):
 
 
 def test_prng_keys_in_discovered_output_specs(wire, devices):
-    # Output specs keep the key dtype; colocated.v1 has none yet (issue 11, item 3).
+    # Output specs keep the key dtype: the carrier writes it as a key of schema 1.1.
     key = jax.device_put(jax.random.key(0), devices[0])
     f = cp.colocated_python(split_key)
-    if wire.backend == "jax":
-        assert f(key).dtype == key.dtype
-        return
-    with pytest.raises(EncodeError, match=r"specs\.leaves\[0\]: dtype key<fry>") as caught:
-        f(key)
-    assert caught.value.path == "specs.leaves[0]"
+    out = f(key)
+    assert out.dtype == key.dtype
+    np.testing.assert_array_equal(jax.random.key_data(out), jax.random.key_data(split_key(key)))
+    np.testing.assert_array_equal(jax.random.key_data(f(key)), jax.random.key_data(out))
+    wire.check(programs=3, carriers=1)  # as in test_a_plain_function_discovers_its_output_specs
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg", "unsafe_rbg"])
+def test_prng_keys_of_every_impl_go_in_and_come_out(wire, devices, impl):
+    keys = jax.device_put(jax.random.split(jax.random.key(7, impl=impl), 3), devices[0])
+    out = cp.colocated_python(key_pytree)({"keys": keys, "n": jnp.arange(3)})
+    assert out["fresh"].dtype == keys.dtype and out["same"].dtype == keys.dtype
+    assert jax.random.key_impl(out["fresh"]) == impl
+    np.testing.assert_array_equal(jax.random.key_data(out["same"]), jax.random.key_data(keys))
+    want = key_pytree({"keys": keys, "n": jnp.arange(3)})
+    fresh = jax.random.key_data(want["fresh"])
+    np.testing.assert_array_equal(jax.random.key_data(out["fresh"]), fresh)
+    np.testing.assert_array_equal(out["bits"], want["bits"])
+    wire.check(programs=3, carriers=1)
+
+
+def test_key_output_specs_travel_in_the_carrier_as_keys(wire, devices):
+    key = jax.device_put(jax.random.key(0, impl="rbg"), devices[0])
+    cp.colocated_python(split_key)(key)
+    if wire.backend == "colocated_wire":
+        (carrier,) = wire.carriers
+        _, (leaf,) = deserialize_specs(carrier)
+        assert leaf.dtype == key.dtype and leaf.shape == (2,)
+        leaf_msg = payload_pb2.SpecsPayload.FromString(carrier).table.entries[-1].array_spec
+        assert (leaf_msg.key_type.impl, list(leaf_msg.key_type.key_shape)) == ("rbg", [4])
 
 
 def test_what_does_not_pickle_is_a_type_error(wire, x):

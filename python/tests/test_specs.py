@@ -299,8 +299,11 @@ def test_golden_bytes_for_small_payload(devices):
     # TypeScript side must make identically.
     mesh = Mesh(np.array(devices[:4]).reshape(2, 2), ("x", "y"))
     leaves = [SDS((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("x")))]
-    data = serialize_specs(jax.tree_util.tree_structure([0]), leaves)
+    data = serialize_specs(jax.tree_util.tree_structure([0]), leaves, target_minor_version=0)
     assert data.hex() == GOLDEN_SMALL
+    # Written for a 1.1 reader, only the header's minor version (field 2, 1) is new.
+    latest = serialize_specs(jax.tree_util.tree_structure([0]), leaves, target_minor_version=1)
+    assert latest.hex() == "0a06080110011801" + GOLDEN_SMALL[len("0a040801180") + 1 :]
 
 
 GOLDEN_SMALL = (

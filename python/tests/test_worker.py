@@ -11,7 +11,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
-from colocated_wire import deserialize_specs, examples, serialize_program
+from colocated_wire import SCHEMA_MINOR_VERSION, deserialize_specs, examples, serialize_program
 from colocated_wire.negotiate import VersionRange
 from colocated_wire.worker import main as worker_main
 from colocated_wire.worker_policy import WorkerPolicy
@@ -41,9 +41,13 @@ def mesh(devices):
     return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
 
 
-def program(fun, mesh, *arg_specs) -> payload_pb2.ProgramPayload:
+def program(fun, mesh, *arg_specs, version=0) -> payload_pb2.ProgramPayload:
+    """A program as a client of minor version `version` writes it."""
     leaves, treedef = jax.tree_util.tree_flatten((tuple(arg_specs), {}))
-    data = serialize_program(fun, treedef, leaves, None, None, list(mesh.devices.flat))
+    devices = list(mesh.devices.flat)
+    data = serialize_program(
+        fun, treedef, leaves, None, None, devices, target_minor_version=version
+    )
     return payload_pb2.ProgramPayload.FromString(data)
 
 
@@ -150,27 +154,39 @@ def test_input_data_must_fit_the_specs(mesh):
 
 def test_version_outside_the_worker_range(mesh):
     prog = program(examples.fail, mesh, float_spec(mesh))
-    with worker() as stub:
+    with worker(versions=VersionRange(0, 0)) as stub:
         e = refusal(stub, request(prog, X, version=1))
     assert e.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "request version 1.1 is outside this worker's colocated.v1 range 1.0–1.0" in e.details()
 
 
+@pytest.mark.parametrize("version", [0, SCHEMA_MINOR_VERSION])
+def test_output_specs_are_written_in_the_agreed_version(mesh, version):
+    prog = program(examples.affine, mesh, *[float_spec(mesh)] * 3, version=version)
+    with worker() as stub:
+        got = stub.Execute(request(prog, X, Y, Y, version=version))
+    assert got.output_specs.header.minor_version == version
+    assert prog.header.minor_version == version
+
+
 def newer_minor(prog: payload_pb2.ProgramPayload) -> payload_pb2.ProgramPayload:
-    """The program as a minor version 1 writer might send it: one field this reader lacks."""
+    """The program as a writer of the next minor version might send it: one field this reader
+    lacks."""
     prog = payload_pb2.ProgramPayload.FromString(prog.SerializeToString())
-    prog.header.minor_version = 1
+    prog.header.minor_version = SCHEMA_MINOR_VERSION + 1
     field_99_varint = bytes([0x98, 0x06, 0x07])  # tag (99 << 3) | 0, value 7
     return payload_pb2.ProgramPayload.FromString(prog.SerializeToString() + field_99_varint)
 
 
 def test_newer_minor_payload_needs_the_newer_version(mesh):
     prog = newer_minor(program(examples.affine, mesh, *[float_spec(mesh)] * 3))
-    with worker(versions=VersionRange(0, 1)) as stub:
-        e = refusal(stub, request(prog, X, Y, Y, version=0))
-        got = stub.Execute(request(prog, X, Y, Y, version=1))
+    newer = SCHEMA_MINOR_VERSION + 1
+    with worker(versions=VersionRange(0, newer)) as stub:
+        e = refusal(stub, request(prog, X, Y, Y, version=SCHEMA_MINOR_VERSION))
+        got = stub.Execute(request(prog, X, Y, Y, version=newer))
     assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "header.minor_version: minor version 1 is newer than the agreed 0" in e.details()
+    detail = f"minor version {newer} is newer than the agreed {SCHEMA_MINOR_VERSION}"
+    assert f"header.minor_version: {detail}" in e.details()
     result = np.frombuffer(got.outputs[0].data, np.float32)
     np.testing.assert_array_equal(result, (X * Y + Y).ravel())
 
@@ -185,7 +201,10 @@ def test_function_errors_reach_the_caller(mesh):
 
 def test_inputs_must_be_args_and_kwargs(mesh):
     leaves, treedef = jax.tree_util.tree_flatten([float_spec(mesh)])
-    data = serialize_program(examples.fail, treedef, leaves, None, None, list(mesh.devices.flat))
+    devices = list(mesh.devices.flat)
+    data = serialize_program(
+        examples.fail, treedef, leaves, None, None, devices, target_minor_version=0
+    )
     prog = payload_pb2.ProgramPayload.FromString(data)
     with worker() as stub:
         e = refusal(stub, request(prog, X))

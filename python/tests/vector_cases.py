@@ -12,6 +12,7 @@ import types
 import jax
 import numpy as np
 from jax._src.lib import xla_client as xc
+from jax._src.random import prng
 from jax._src.sharding_impls import GSPMDSharding
 from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
@@ -27,6 +28,36 @@ DTYPE_NAMES = [
     "float8_e3m4", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
     "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn", "string",
 ]  # fmt: skip
+
+
+# The dtypes colocated.v1.1 adds, but key (key_arrays_1_1 has those).
+DTYPE_NAMES_1_1 = ["float0", "int1", "uint1", "float6_e2m3fn", "float6_e3m2fn", "float8_e5m3fnu"]
+
+
+def _custom_prng() -> prng.PRNGImpl:
+    """A custom PRNG impl registered by name, as a user registers one; its numbers do not
+    matter here, only its name and key shape."""
+    if "custom_prng" not in prng.prngs:
+
+        def seed(s):
+            return jax.numpy.stack([s, s, s]).astype(np.uint32)
+
+        def split(k, shape):
+            return jax.numpy.broadcast_to(k, (*shape, 3))
+
+        def random_bits(k, bit_width, shape):
+            return jax.numpy.zeros(shape, np.dtype(f"uint{bit_width}"))
+
+        def fold_in(k, data):
+            return k + data
+
+        impl = prng.PRNGImpl((3,), seed, split, random_bits, fold_in, name="custom_prng", tag="cst")
+        prng.register_prng(impl)
+    return prng.prngs["custom_prng"]
+
+
+def _key(shape, impl, sharding=None):
+    return jax.ShapeDtypeStruct(shape, prng.KeyTy(prng.prngs[impl]), sharding=sharding)
 
 
 def double(x):
@@ -46,6 +77,8 @@ def _specs(tree):
 def _dtype(name):
     if name == "string":
         return np.dtypes.StringDType()
+    if name == "float0":
+        return jax.dtypes.float0
     return jax.numpy.dtype(name)
 
 
@@ -97,6 +130,24 @@ def memory_kinds(devices):
 
 def dtypes(devices):
     return _specs([jax.ShapeDtypeStruct((2, 3), _dtype(n)) for n in DTYPE_NAMES])
+
+
+def dtypes_1_1(devices):
+    return _specs([jax.ShapeDtypeStruct((2, 3), _dtype(n)) for n in DTYPE_NAMES_1_1])
+
+
+def key_arrays_1_1(devices):
+    _custom_prng()
+    return _specs(
+        {
+            "fry": _key((), "threefry2x32"),
+            "rbg": _key((3,), "rbg"),
+            "urbg": _key((2, 2), "unsafe_rbg"),
+            "custom": _key((5,), "custom_prng"),
+            "sharded": _key((8,), "threefry2x32", NamedSharding(_mesh_2x4(devices), P("x"))),
+            "float": _f32((2,)),
+        }
+    )
 
 
 def weak_types(devices):
@@ -210,6 +261,8 @@ SPECS_CASES = {
         partition_specs,
         memory_kinds,
         dtypes,
+        dtypes_1_1,
+        key_arrays_1_1,
         weak_types,
         trees,
         single_device,
@@ -217,5 +270,7 @@ SPECS_CASES = {
     )
 }
 PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
+# The minor version each case is written for (test/vector-cases.ts): 1.0 but for these.
+TARGET_MINOR_VERSIONS = {"dtypes_1_1": 1, "key_arrays_1_1": 1}
 # Written by a newer minor version; built only in TypeScript, read by both.
 FOREIGN_CASES = ("newer_minor_version",)

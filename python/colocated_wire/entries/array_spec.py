@@ -4,7 +4,14 @@ Numbers on the wire are fixed forever (table.proto). JAX names its dtypes
 with numpy / ml_dtypes names, so the DType enum maps to them by name.
 `string` is numpy's variable-width `StringDType()`, the dtype JAX's
 colocated Python itself uses for serialized specs; numpy's fixed-width
-`str_` ("<U...") is not a JAX dtype and is refused.
+`str_` ("<U...") is not a JAX dtype and is refused. `float0` is
+`jax.dtypes.float0`. `key` is a PRNG key array's extended dtype (`key<fry>`):
+its `key_type` names the impl, which lifting finds by name in jax.random's
+registry, where `jax.random.key(0, impl=name)` finds it.
+
+The dtypes of schema 1.1 (their `since` option) are written only when the
+encoder targets 1.1 or later, and read only from a payload whose header
+says so (schema_version.py).
 """
 
 from __future__ import annotations
@@ -17,12 +24,20 @@ import numpy as np
 from google.protobuf.message import Message
 from jax import numpy as jnp
 from jax._src import sharding_impls
+from jax._src.random import prng
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from colocated.v1 import table_pb2
 from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
-from colocated_wire.errors import DecodeError, EncodeError
+from colocated_wire.errors import DecodeError, EncodeError, LiftError
+from colocated_wire.schema_version import (
+    enum_since,
+    field_since,
+    newer_value,
+    refuse_newer,
+    require_version,
+)
 from colocated_wire.unknown import UnknownEntry
 
 if TYPE_CHECKING:
@@ -33,11 +48,15 @@ if TYPE_CHECKING:
 TYPE = jax.ShapeDtypeStruct
 MAX_DIM = 2**53 - 1
 STRING_DTYPE = np.dtypes.StringDType()
-DTYPES: dict[int, np.dtype] = {
-    v: STRING_DTYPE if n == "STRING" else jnp.dtype(n.lower())
-    for v, n in wire_names(table_pb2.DType, "D_TYPE_").items()
+DTYPE_NAMES = {v: n.lower() for v, n in wire_names(table_pb2.DType, "D_TYPE_").items()}
+_NOT_NUMPY = {"string": STRING_DTYPE, "float0": jax.dtypes.float0, "key": None}
+# None for `key`: a key dtype is built from the entry's key_type.
+DTYPES: dict[int, np.dtype | None] = {
+    v: _NOT_NUMPY[n] if n in _NOT_NUMPY else jnp.dtype(n) for v, n in DTYPE_NAMES.items()
 }
-_DTYPES_TO_WIRE = {d: v for v, d in DTYPES.items() if d is not STRING_DTYPE}
+_DTYPES_TO_WIRE = {d: v for v, d in DTYPES.items() if d is not None and d is not STRING_DTYPE}
+DTYPE_SINCE = enum_since(table_pb2.DType.DESCRIPTOR)
+KEY_TYPE_SINCE = field_since(table_pb2.ArraySpec.DESCRIPTOR, "key_type")
 # A reference to an array spec; to a leaf's sharding, which may be of a newer kind too.
 ARRAY_SPEC = frozenset({"array_spec"})
 SHARDING = frozenset({"named_sharding", "single_device_sharding", "gspmd_sharding"})
@@ -74,14 +93,57 @@ def leaf_sharding_problem(kind: str | None, sharding: Message | None, rank: int)
 
 
 def dtype_to_wire(dtype: Any) -> int:
-    """The DType number of a dtype; EncodeError if the wire has none."""
-    d = np.dtype(dtype)
-    if isinstance(d, np.dtypes.StringDType):
+    """The DType number of a dtype; EncodeError (at ".dtype") if the wire has none."""
+    if isinstance(dtype, prng.KeyTy):
+        return table_pb2.D_TYPE_KEY
+    if isinstance(dtype, np.dtypes.StringDType):
         return table_pb2.D_TYPE_STRING
-    wire = _DTYPES_TO_WIRE.get(d)
+    try:
+        wire = _DTYPES_TO_WIRE.get(np.dtype(dtype))
+    except TypeError:  # not a numpy dtype: another extended dtype, or no dtype at all
+        wire = None
     if wire is None:
-        raise EncodeError(f"dtype {d} has no colocated.v1 DType")
+        raise EncodeError(f"dtype {dtype} has no colocated.v1 DType", ".dtype")
     return wire
+
+
+def key_type_problem(dtype: int, has_key_type: bool) -> Problem | None:
+    """A key type belongs to a key array, which needs one."""
+    if dtype == table_pb2.D_TYPE_KEY and not has_key_type:
+        return Problem("missing", "a key array needs its key type")
+    if dtype != table_pb2.D_TYPE_KEY and has_key_type:
+        return Problem("invalid-value", f"a {DTYPE_NAMES[dtype]} array has no key type")
+    return None
+
+
+def impl_problem(impl: str) -> Problem | None:
+    """A key impl has a name: JAX's impls all have one."""
+    return None if impl else Problem("invalid-value", "a key impl needs a name")
+
+
+def _lower_key_type(dtype: prng.KeyTy) -> table_pb2.KeyType:
+    """A key dtype's impl by the name jax.random finds it by, and its key shape."""
+    impl = dtype._impl
+    if prng.prngs.get(impl.name) is not impl or impl_problem(impl.name):
+        raise EncodeError(
+            f"dtype {dtype}: the PRNG impl {impl.name!r} is not registered by that name"
+            " (jax._src.random.prng.register_prng), so a reader cannot find it",
+            ".key_type.impl",
+        )
+    return table_pb2.KeyType(impl=impl.name, key_shape=impl.key_shape)
+
+
+def _lift_key_dtype(key_type: table_pb2.KeyType) -> prng.KeyTy:
+    """The key dtype of a registered impl of that name and key shape; else LiftError."""
+    impl = prng.prngs.get(key_type.impl)
+    if impl is None:
+        raise LiftError(f"the PRNG impl {key_type.impl!r} is not registered in this process")
+    if tuple(impl.key_shape) != tuple(key_type.key_shape):
+        raise LiftError(
+            f"the PRNG impl {key_type.impl!r} has key shape {tuple(impl.key_shape)} here,"
+            f" not {tuple(key_type.key_shape)}"
+        )
+    return prng.KeyTy(impl)
 
 
 def key(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> tuple:
@@ -105,35 +167,62 @@ def lower(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> table_pb2.ArraySpec:
         problem = leaf_sharding_problem(kind, kind and getattr(entry, kind), len(shape))
         refuse("ShapeDtypeStruct sharding", problem)
     msg.shape.extend(int(d) for d in shape)
-    msg.dtype = dtype_to_wire(dtype)
+    wire = msg.dtype = dtype_to_wire(dtype)
+    target = ctx.builder.target_minor_version
+    refuse_newer(".dtype", f"dtype {DTYPE_NAMES[wire]}", DTYPE_SINCE[wire], target)
     msg.weak_type = weak_type
+    if wire == table_pb2.D_TYPE_KEY:
+        refuse_newer(".key_type", "key_type", KEY_TYPE_SINCE, target)
+        msg.key_type.CopyFrom(_lower_key_type(dtype))
     return msg
 
 
 def check(msg: table_pb2.ArraySpec, ctx: CheckContext) -> None:
-    """Checks the rank, the dimensions, the dtype, then the sharding reference and its rank."""
-    path, limits = ctx.path, ctx.limits
-    if len(msg.shape) > limits.max_rank:
-        raise DecodeError(
-            f"{path}.shape",
-            "limit-exceeded",
-            f"rank {len(msg.shape)} exceeds the limit of {limits.max_rank}",
-        )
-    raise_problem(f"{path}.shape", shape_problem(msg.shape))
-    if msg.dtype not in DTYPES:
-        raise DecodeError(f"{path}.dtype", "unknown-enum", f"unknown dtype {msg.dtype}")
+    """Checks the rank, the dimensions, the dtype and its version, the sharding reference, the
+    key type, then the sharding's fit."""
+    path, limits, minor = ctx.path, ctx.limits, ctx.minor_version
+    _check_dims(msg.shape, f"{path}.shape", limits.max_rank)
+    dtype = msg.dtype
+    if dtype not in DTYPES:
+        what = f"dtype {dtype}"
+        newer = newer_value(f"{path}.dtype", what, minor)
+        raise newer or DecodeError(f"{path}.dtype", "unknown-enum", f"unknown {what}")
+    require_version(f"{path}.dtype", DTYPE_NAMES[dtype], DTYPE_SINCE[dtype], minor)
+    kind = sharding = None
     if msg.HasField("sharding"):
-        spath = f"{path}.sharding"
         refs = ctx.refs
+        spath = f"{path}.sharding"
         s = refs.check(msg.sharding, spath, SHARDING, before=ctx.index, allow_unknown=True)
         kind = refs.kinds[s]
         sharding = None if kind is None else refs.message(s)
-        raise_problem(spath, leaf_sharding_problem(kind, sharding, len(msg.shape)))
+    has_key_type = msg.HasField("key_type")
+    if has_key_type:
+        _check_key_type(msg.key_type, ctx)
+    raise_problem(f"{path}.key_type", key_type_problem(dtype, has_key_type))
+    if msg.HasField("sharding"):
+        raise_problem(f"{path}.sharding", leaf_sharding_problem(kind, sharding, len(msg.shape)))
+
+
+def _check_key_type(key_type: table_pb2.KeyType, ctx: CheckContext) -> None:
+    """Its version, its key shape's rank and dims, then its impl."""
+    path = f"{ctx.path}.key_type"
+    require_version(path, "key_type", KEY_TYPE_SINCE, ctx.minor_version)
+    _check_dims(key_type.key_shape, f"{path}.key_shape", ctx.limits.max_rank)
+    raise_problem(f"{path}.impl", impl_problem(key_type.impl))
+
+
+def _check_dims(dims: Sequence[int], path: str, max_rank: int) -> None:
+    """A shape's rank is within the limit and its dims are sizes."""
+    if len(dims) > max_rank:
+        detail = f"rank {len(dims)} exceeds the limit of {max_rank}"
+        raise DecodeError(path, "limit-exceeded", detail)
+    raise_problem(path, shape_problem(dims))
 
 
 def lift(msg: table_pb2.ArraySpec, ctx: LiftContext) -> jax.ShapeDtypeStruct:
     """The ShapeDtypeStruct on the lifted sharding, if any."""
     sharding = ctx.objects[msg.sharding] if msg.HasField("sharding") else None
-    return jax.ShapeDtypeStruct(
-        tuple(msg.shape), DTYPES[msg.dtype], sharding=sharding, weak_type=msg.weak_type
-    )
+    dtype = DTYPES[msg.dtype]
+    if dtype is None:
+        dtype = _lift_key_dtype(msg.key_type)
+    return jax.ShapeDtypeStruct(tuple(msg.shape), dtype, sharding=sharding, weak_type=msg.weak_type)

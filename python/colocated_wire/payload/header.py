@@ -24,10 +24,10 @@ KIND_NAMES = {
 }
 
 
-def header(kind: int) -> payload_pb2.Header:
-    """The header this writer writes for a payload kind."""
+def header(kind: int, minor_version: int = SCHEMA_MINOR_VERSION) -> payload_pb2.Header:
+    """The header this writer writes for a payload kind, of the minor version it targets."""
     return payload_pb2.Header(
-        major_version=SCHEMA_MAJOR_VERSION, minor_version=SCHEMA_MINOR_VERSION, kind=kind
+        major_version=SCHEMA_MAJOR_VERSION, minor_version=minor_version, kind=kind
     )
 
 

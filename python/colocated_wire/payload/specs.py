@@ -24,9 +24,13 @@ from colocated_wire.table.references import References
 
 
 def lower(
-    tree: tree_util.PyTreeDef, leaves: Sequence[jax.ShapeDtypeStruct], ctx: LowerContext
+    tree: tree_util.PyTreeDef,
+    leaves: Sequence[jax.ShapeDtypeStruct],
+    ctx: LowerContext,
+    path: str = "specs",
 ) -> payload_pb2.Specs:
-    """The Specs message: the leaves go into the shared table, the structure into columns."""
+    """The Specs message: the leaves go into the shared table, the structure into columns.
+    A leaf that cannot be written is an EncodeError at `path`.leaves[i]."""
     leaves = list(leaves)
     if tree.num_leaves != len(leaves):
         raise EncodeError(f"the treedef has {tree.num_leaves} leaves but {len(leaves)} given")
@@ -34,7 +38,14 @@ def lower(
         if not isinstance(leaf, jax.ShapeDtypeStruct):
             raise EncodeError(f"leaf {i} is a {type(leaf).__name__}, not a ShapeDtypeStruct")
     msg = payload_pb2.Specs(treedef=treedef.lower(tree))
-    msg.leaves.extend(ctx.builder.add(leaf) for leaf in leaves)
+    indices: list[int] = []
+    add, append = ctx.builder.add, indices.append
+    try:
+        for leaf in leaves:
+            append(add(leaf))
+    except EncodeError as e:
+        raise e.under(f"{path}.leaves[{len(indices)}]") from e
+    msg.leaves.extend(indices)
     return msg
 
 
@@ -46,7 +57,7 @@ def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape
         raise DecodeError(path, "missing", "specs are required")
     if not msg.HasField("treedef"):
         raise DecodeError(f"{path}.treedef", "missing", "specs have no treedef")
-    tctx = CheckContext(ctx.index, f"{path}.treedef", refs, ctx.limits)
+    tctx = CheckContext(ctx.index, f"{path}.treedef", refs, ctx.limits, ctx.minor_version)
     shape = treedef.check(msg.treedef, tctx)
     if len(msg.leaves) != shape.num_leaves:
         raise DecodeError(

@@ -20,18 +20,24 @@ from colocated_wire.table.references import References
 
 @dataclasses.dataclass(slots=True)
 class CheckContext:
-    """Where a message sits: its entry's index, its path, the entries before it, the limits."""
+    """Where a message sits: its entry's index, its path, the entries before it, the limits,
+    and the payload header's minor version (a construct of a newer one is refused)."""
 
     index: int  # the table's size for what sits outside the table
     path: str
     refs: References
     limits: DecodeLimits
+    minor_version: int = 0
 
 
 def check_table(
-    table: table_pb2.SharedObjectTable | None, limits: DecodeLimits, path: str = "table"
+    table: table_pb2.SharedObjectTable | None,
+    limits: DecodeLimits,
+    minor_version: int = 0,
+    path: str = "table",
 ) -> References:
-    """Checks every entry in index order; `None` is an absent table."""
+    """Checks every entry in index order; `None` is an absent table. `minor_version` is the
+    header's."""
     if table is None:
         raise DecodeError(path, "missing", "a payload needs its table")
     n = len(table.entries)
@@ -47,7 +53,7 @@ def check_table(
         codec = ENTRIES.get(kind)
         facts = None
         if codec is not None:  # else a kind of a newer minor version, lifted as its bytes
-            ctx = CheckContext(i, f"{path}[{i}].{kind}", refs, limits)
+            ctx = CheckContext(i, f"{path}[{i}].{kind}", refs, limits, minor_version)
             facts = codec.check(getattr(entry, kind), ctx)
         refs.kinds.append(kind)
         refs.facts.append(facts)

@@ -27,6 +27,7 @@ from colocated.v1 import table_pb2
 from colocated_wire.entries import codec_of, device_list
 from colocated_wire.errors import EncodeError
 from colocated_wire.unknown import UnknownEntry
+from colocated_wire.version import SCHEMA_MINOR_VERSION
 
 
 @dataclasses.dataclass(slots=True)
@@ -37,9 +38,11 @@ class LowerContext:
 
 
 class TableBuilder:
-    """Collects the shared objects of one payload, each distinct value once."""
+    """Collects the shared objects of one payload, each distinct value once, writing nothing
+    newer than the minor version the payload targets."""
 
-    def __init__(self) -> None:
+    def __init__(self, target_minor_version: int = SCHEMA_MINOR_VERSION) -> None:
+        self.target_minor_version = target_minor_version
         self.table = table_pb2.SharedObjectTable()
         self._ctx = LowerContext(self)
         self._by_value: dict[bytes, int] = {}
