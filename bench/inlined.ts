@@ -52,7 +52,8 @@ class InliningTable implements LowerTable {
     }
     const codec = codecOf(object);
     if (!codec) throw new Error(`${path}: the bench inlines only entry kinds it knows`);
-    return this.#push(codec.lower(object as never, { path, table: this }));
+    const ctx = { path, table: this, targetMinorVersion: SCHEMA_MINOR_VERSION };
+    return this.#push(codec.lower(object as never, ctx));
   }
 
   #push(entry: Entry): number {

@@ -1,5 +1,6 @@
 import {
   type FunctionMessage,
+  type Header,
   PayloadKind,
   ProgramPayload,
   type Specs as SpecsMessage,
@@ -79,7 +80,7 @@ interface PayloadParts<M, F, R> {
 }
 
 /** bytes → wire scan and header → checked table and parts → lifted table and parts. */
-function decodePayload<M extends { table?: SharedObjectTable }, F, R>(
+function decodePayload<M extends { header?: Header; table?: SharedObjectTable }, F, R>(
   type: { decode(input: Uint8Array): M },
   kind: PayloadKind,
   bytes: Uint8Array,
@@ -89,8 +90,10 @@ function decodePayload<M extends { table?: SharedObjectTable }, F, R>(
   try {
     const limits = resolveLimits(options.limits);
     const { message, unknownFields } = parsePayload(type, kind, bytes, { ...options, limits });
-    const refs = checkTable(message.table, limits);
-    const facts = parts.check(message, (path) => ({ index: refs.tableSize, path, refs, limits }));
+    const minorVersion = message.header?.minorVersion ?? 0;
+    const refs = checkTable(message.table, limits, minorVersion);
+    const at = (path: string) => ({ index: refs.tableSize, path, refs, limits, minorVersion });
+    const facts = parts.check(message, at);
     const objects = liftTable(refs.checked, unknownFields > 0);
     const result = parts.lift(message, objects, facts);
     if (unknownFields > 0) parts.remember(result, { message, table: objects });

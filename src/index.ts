@@ -1,6 +1,12 @@
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
-export { encodeProgram, encodeSpecs, lowerProgramPayload, lowerSpecsPayload } from "./encode";
+export {
+  type EncodeOptions,
+  encodeProgram,
+  encodeSpecs,
+  lowerProgramPayload,
+  lowerSpecsPayload,
+} from "./encode";
 export { DTYPE_NAMES } from "./entries/array-spec";
 export { DECODE_ERROR_CODES, DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
@@ -25,6 +31,7 @@ export {
 } from "./model/program";
 export {
   type DTypeName,
+  type KeyType,
   ShapeDtypeStruct,
   type ShapeDtypeStructOptions,
 } from "./model/shape-dtype-struct";

@@ -22,6 +22,9 @@ import {
 } from "../src";
 import { range } from "./fixtures";
 
+/** The base payloads are of colocated.v1.0; a case of a newer construct sets the header. */
+const V1_0 = { targetMinorVersion: 0 };
+
 /** Bytes for a decoder. */
 export interface Payload {
   decoder: "specs" | "program";
@@ -50,7 +53,7 @@ function baseSpecs(): SpecsPayload {
     c: tuple(new ShapeDtypeStruct([8, 8], "bfloat16", gspmd), null),
   };
   const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
-  return SpecsPayload.decode(encodeSpecs(treedef, leaves));
+  return SpecsPayload.decode(encodeSpecs(treedef, leaves, V1_0));
 }
 
 /** The base program payload: train.step on devices 0..7, one input leaf on a 2x4 mesh. */
@@ -59,7 +62,7 @@ function baseProgram(): ProgramPayload {
   const sharding = new NamedSharding(new Mesh(devices, [2, 4], ["x", "y"]), new PartitionSpec());
   const inputs = treeFlatten<ShapeDtypeStruct>([new ShapeDtypeStruct([8], "int8", sharding)]);
   const program = { function: new FunctionRef("train", "step"), inputs, devices };
-  return ProgramPayload.decode(encodeProgram(program));
+  return ProgramPayload.decode(encodeProgram(program, V1_0));
 }
 
 /** The base specs payload with these edits. */

@@ -4,7 +4,7 @@
  * the files of test/corpus/bad/ from these (UPDATE_CORPUS=1) and checks the committed ones;
  * python/tests/test_corpus.py reads the same files.
  */
-import { Entry } from "../gen/ts/colocated/v1/table";
+import { DType, Entry } from "../gen/ts/colocated/v1/table";
 import type { DecodeErrorCode, DecodeLimits } from "../src";
 import { nested, type Payload, patched, program, raw, specs, tree } from "./corpus-builders";
 import { range } from "./fixtures";
@@ -44,6 +44,10 @@ const pickled = (refs: number[]) => ({
   value: { pickle: new Uint8Array([0x80, 5, 0x4e, 0x2e]), refs }, // pickle of None
 });
 const UNKNOWN_FIELD = [0xf8, 0x07, 0x00]; // field 127, varint 0
+// colocated.v1.1 constructs on entry 3 (an ArraySpec) of the base payload, which is 1.0.
+const V1_1 = { "m.header.minorVersion": 1 };
+const FRY = { impl: "threefry2x32", keyShape: [2n] };
+const KEY = { "e.3.dtype": DType.D_TYPE_KEY, "e.3.keyType": FRY };
 
 const ROWS: Record<DecodeErrorCode, Row[]> = {
   malformed: [
@@ -82,6 +86,30 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       { message: "major version 2; this (decoder|reader) reads 1" },
     ],
     [
+      "dtype-of-1.1-under-a-1.0-header",
+      "table[3].array_spec.dtype",
+      specs({ "e.3.dtype": DType.D_TYPE_FLOAT0 }),
+      { message: "float0 needs colocated\\.v1\\.1" },
+    ],
+    [
+      "key-type-of-1.1-under-a-1.0-header",
+      "table[3].array_spec.key_type",
+      specs({ "e.3.keyType": FRY }),
+      { message: "key_type needs colocated\\.v1\\.1" },
+    ],
+    [
+      "payload-of-1.1-above-the-agreed-1.0",
+      "header.minor_version",
+      specs(V1_1, KEY),
+      { maxMinorVersion: 0, message: "minor version 1 is newer than the agreed 0" },
+    ],
+    [
+      "unknown-dtype-under-a-newer-header",
+      "table[3].array_spec.dtype",
+      specs({ "m.header.minorVersion": 7, "e.3.dtype": 999 }),
+      { message: "dtype 999 needs colocated\\.v1\\.7" },
+    ],
+    [
       "minor-version-above-the-agreed",
       "header.minor_version",
       specs({ "m.header.minorVersion": 3 }),
@@ -94,6 +122,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ["kind-unspecified", "header.kind", specs({ "m.header.kind": 0 })],
   ],
   missing: [
+    ["key-type", "table[3].array_spec.key_type", specs(V1_1, { "e.3.dtype": DType.D_TYPE_KEY })],
     ["table", "table", specs({ "m.table": undefined })],
     ["specs", "specs", specs({ "m.specs": undefined })],
     ["treedef", "specs.treedef", specs({ "m.specs.treedef": undefined })],
@@ -298,6 +327,17 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "invalid-value": [
+    ["key-type-of-a-float32", "table[3].array_spec.key_type", specs(V1_1, { "e.3.keyType": FRY })],
+    [
+      "key-impl-empty",
+      "table[3].array_spec.key_type.impl",
+      specs(V1_1, KEY, { "e.3.keyType": { impl: "", keyShape: [2n] } }),
+    ],
+    [
+      "key-dim-above-2-53",
+      "table[3].array_spec.key_type.key_shape[0]",
+      specs(V1_1, KEY, { "e.3.keyType": { impl: "rbg", keyShape: [2n ** 60n] } }),
+    ],
     [
       "device-id-above-int32",
       "table[0].device_list.plain.ids[7]",

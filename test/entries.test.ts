@@ -156,9 +156,13 @@ describe("each entry kind round-trips", () => {
   });
 
   test("every dtype, shapes, scalars and weak types", () => {
+    const keyType = { impl: "threefry2x32", keyShape: [2] };
     const leaves = DTYPE_NAMES.map(
       (dtype, i) =>
-        new ShapeDtypeStruct(i % 3 ? [i, 2] : [], dtype, null, { weakType: i % 2 === 0 }),
+        new ShapeDtypeStruct(i % 3 ? [i, 2] : [], dtype, null, {
+          weakType: i % 2 === 0,
+          keyType: dtype === "key" ? keyType : null,
+        }),
     );
     const back = expectRoundTrip(leaves);
     expect(back.map((l) => l.dtype)).toEqual(DTYPE_NAMES);

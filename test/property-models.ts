@@ -276,7 +276,8 @@ function drawModel(g: Draw, withProgram: boolean): ModelDesc {
       shardings.push({ gspmd: drawGspmd(g, list, lists[list].length) });
     }
   }
-  const dtypes = DTYPE_NAMES;
+  // A key array needs a key type; the key_arrays_1_1 vector has them.
+  const dtypes = DTYPE_NAMES.filter((d) => d !== "key");
   const leaves = Array.from({ length: int(g, 1, 6) }, () => {
     const sharding = shardings.length && int(g, 0, 3) ? int(g, 0, shardings.length - 1) : null;
     const rank = int(g, rankOf(sharding === null ? undefined : shardings[sharding]), 4);

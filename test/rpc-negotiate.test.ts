@@ -12,8 +12,8 @@ import {
 const range = (minVersion: number, maxVersion: number) => ({ minVersion, maxVersion });
 
 describe("negotiateVersion", () => {
-  test("this library offers exactly the version it writes", () => {
-    expect(DEFAULT_VERSION_RANGE).toEqual(range(SCHEMA_MINOR_VERSION, SCHEMA_MINOR_VERSION));
+  test("this library offers every version it can target, 1.0 to the one it writes", () => {
+    expect(DEFAULT_VERSION_RANGE).toEqual(range(0, SCHEMA_MINOR_VERSION));
   });
 
   test("takes the lower of the two maxima", () => {

@@ -3,6 +3,7 @@ import {
   AxisType,
   DeviceList,
   DTYPE_NAMES,
+  type EncodeOptions,
   encodeProgram,
   encodeSpecs,
   FunctionRef,
@@ -35,9 +36,12 @@ const f32 = (shape: number[], sharding?: ShapeDtypeStruct["sharding"]) =>
 
 const range = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
 
-function specs(tree: unknown): Uint8Array {
+/** The 1.0 cases are written for a 1.0 reader, so their bytes are those 1.0 wrote. */
+const V1_0 = { targetMinorVersion: 0 };
+
+function specs(tree: unknown, options: EncodeOptions = V1_0): Uint8Array {
   const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
-  return encodeSpecs(treedef, leaves);
+  return encodeSpecs(treedef, leaves, options);
 }
 
 /** arange(16).reshape(2, 2, 4).transpose(2, 0, 1): a 4x2x2 mesh whose device order is transposed. */
@@ -110,6 +114,36 @@ export const VECTOR_CASES: VectorCase[] = [
           (dtype) => new ShapeDtypeStruct([2, 3], dtype),
         ),
       ),
+  },
+  {
+    // colocated.v1.1: every dtype that 1.1 adds, but key (key_arrays_1_1 has those).
+    name: "dtypes_1_1",
+    bytes: () =>
+      specs(
+        DTYPE_NAMES.filter((dtype) => dtypeSince(dtype) === 1 && dtype !== "key").map(
+          (dtype) => new ShapeDtypeStruct([2, 3], dtype),
+        ),
+        {},
+      ),
+  },
+  {
+    // colocated.v1.1: PRNG key arrays of JAX's three impls and a custom one, by name.
+    name: "key_arrays_1_1",
+    bytes: () => {
+      const key = (shape: number[], impl: string, keyShape: number[], sharding?: NamedSharding) =>
+        new ShapeDtypeStruct(shape, "key", sharding, { keyType: { impl, keyShape } });
+      return specs(
+        {
+          fry: key([], "threefry2x32", [2]),
+          rbg: key([3], "rbg", [4]),
+          urbg: key([2, 2], "unsafe_rbg", [4]),
+          custom: key([5], "custom_prng", [3]),
+          sharded: key([8], "threefry2x32", [2], new NamedSharding(mesh2x4(), new P("x"))),
+          float: f32([2]),
+        },
+        {},
+      );
+    },
   },
   {
     name: "weak_types",
@@ -186,19 +220,19 @@ export const VECTOR_CASES: VectorCase[] = [
         outputs,
         devices: mesh.devices,
       };
-      return encodeProgram(program);
+      return encodeProgram(program, V1_0);
     },
   },
   {
     name: "example_program",
-    bytes: () => encodeProgram(exampleProgram()),
+    bytes: () => encodeProgram(exampleProgram(), V1_0),
   },
   {
     name: "newer_minor_version",
     bytes: () => {
-      // What a minor version 1 peer might write: new fields at every level and a new entry kind.
+      // What a minor version 2 peer might write: new fields at every level and a new entry kind.
       const message = SpecsPayload.decode(VECTOR_CASES[2].bytes());
-      message.header!.minorVersion = 1;
+      message.header!.minorVersion = 2;
       message._unknownFields = { [20 * 8 + 2]: [new Uint8Array([3, 1, 2, 3])] };
       message.header!._unknownFields = { [9 * 8]: [new Uint8Array([1])] };
       message.specs!.treedef!._unknownFields = { [12 * 8 + 2]: [new Uint8Array([2, 104, 105])] };

@@ -24,10 +24,10 @@ export function leafPaths(root: TreeNode): string[] {
   return paths;
 }
 
-/** A leaf in one line: float32[8,4] NamedSharding(mesh x=2 y=4 of 8 devices, P(x, y)). */
+/** A leaf in one line (a key array as key<fry>): float32[8,4] NamedSharding(mesh x=2 y=4 of 8 devices, P(x, y)). */
 export function describeLeaf(leaf: ShapeDtypeStruct): string {
   const weak = leaf.weakType ? " weak" : "";
-  return `${leaf.dtype}[${leaf.shape.join(",")}]${weak} ${describeSharding(leaf.sharding)}`;
+  return `${leaf.dtypeString}[${leaf.shape.join(",")}]${weak} ${describeSharding(leaf.sharding)}`;
 }
 
 function describeSharding(sharding: Sharding | null): string {

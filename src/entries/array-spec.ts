@@ -1,14 +1,15 @@
-import { DTypeSchema } from "../../gen/es/colocated/v1/table_pb";
+import { ArraySpecSchema, DTypeSchema } from "../../gen/es/colocated/v1/table_pb";
 import {
   DType,
   type Entry,
+  type KeyType as KeyTypeMessage,
   type ArraySpec as MessageType,
   ShardingType,
 } from "../../gen/ts/colocated/v1/table";
 import { DecodeError, EncodeError } from "../errors";
-import { type DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import { type DTypeName, type KeyType, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import type { Sharding } from "../model/sharding";
-import { valueSince } from "../schema-version";
+import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from "../schema-version";
 import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
@@ -30,10 +31,14 @@ export function dtypeSince(dtype: DTypeName): number {
   return valueSince(DTypeSchema, DTYPES.values[dtype]);
 }
 
-/** What checking an ArraySpec found: its shape as numbers and its dtype by name. */
+/** The minor version that introduced ArraySpec.key_type. */
+const KEY_TYPE_SINCE = fieldSince(ArraySpecSchema.field.keyType);
+
+/** What checking an ArraySpec found: its shape as numbers, its dtype by name, its key type. */
 export interface ArraySpecFacts {
   readonly shape: number[];
   readonly dtype: DTypeName;
+  readonly keyType?: KeyType;
 }
 
 /** A reference to an ArraySpec. */
@@ -71,40 +76,95 @@ export function lower(spec: ShapeDtypeStruct, ctx: LowerContext): Entry {
   refuse(`${path}.sharding`, leafShardingProblem(spec.shape, shardingKind));
   const dtype = DTYPES.value(spec.dtype);
   if (dtype === undefined) throw new EncodeError(`${path}.dtype`, `unknown dtype "${spec.dtype}"`);
-  const value = { shape: spec.shape.map(BigInt), dtype, sharding, weakType: spec.weakType };
+  const target = ctx.targetMinorVersion;
+  refuseNewer(`${path}.dtype`, `dtype ${spec.dtype}`, valueSince(DTypeSchema, dtype), target);
+  const value: MessageType = {
+    shape: spec.shape.map(BigInt),
+    dtype,
+    sharding,
+    weakType: spec.weakType,
+  };
+  const { keyType } = spec;
+  if (keyType) {
+    refuseNewer(`${path}.key_type`, "key_type", KEY_TYPE_SINCE, target);
+    refuse(`${path}.key_type.impl`, implProblem(keyType.impl));
+    refuse(`${path}.key_type.key_shape`, shapeProblem(keyType.keyShape));
+    value.keyType = { impl: keyType.impl, keyShape: keyType.keyShape.map(BigInt) };
+  }
+  const problem = keyTypeProblem(spec.dtype, keyType !== null);
+  if (problem) throw new EncodeError(`${path}.key_type`, problem.detail);
   return { kind: { $case: "arraySpec", value } };
 }
 
 /** Checks an ArraySpec message: rank, dims, dtype, then its sharding's fit. */
 export function check(message: MessageType, ctx: CheckContext): ArraySpecFacts {
   const { path, refs, index, limits } = ctx;
-  if (message.shape.length > limits.maxRank) {
-    throw new DecodeError(
-      `${path}.shape`,
-      "limit-exceeded",
-      `rank ${message.shape.length} passes the limit of ${limits.maxRank}`,
+  const shape = checkDims(message.shape, `${path}.shape`, limits.maxRank);
+  const dtype = DTYPES.name(message.dtype);
+  if (dtype === undefined) {
+    const what = `dtype ${message.dtype}`;
+    throw (
+      newerValue(`${path}.dtype`, what, ctx.minorVersion) ??
+      new DecodeError(`${path}.dtype`, "unknown-enum", `unknown ${what}`)
     );
   }
-  const shape = message.shape.map((d, i) => {
+  const since = valueSince(DTypeSchema, message.dtype);
+  requireVersion(`${path}.dtype`, dtype, since, ctx.minorVersion);
+  const sharding = refs.optional(message.sharding, index, `${path}.sharding`, SHARDING);
+  const keyType = message.keyType && checkKeyType(message.keyType, ctx);
+  const problem = keyTypeProblem(dtype, keyType !== undefined);
+  if (problem) throw new DecodeError(`${path}.key_type`, problem.code, problem.detail);
+  raise(`${path}.sharding`, leafShardingProblem(shape, sharding?.entry.kind));
+  return keyType ? { shape, dtype, keyType } : { shape, dtype };
+}
+
+/** Checks a KeyType message: its version, its key shape's rank and dims, then its impl. */
+function checkKeyType(message: KeyTypeMessage, ctx: CheckContext): KeyType {
+  const path = `${ctx.path}.key_type`;
+  requireVersion(path, "key_type", KEY_TYPE_SINCE, ctx.minorVersion);
+  const keyShape = checkDims(message.keyShape, `${path}.key_shape`, ctx.limits.maxRank);
+  raise(`${path}.impl`, implProblem(message.impl));
+  return { impl: message.impl, keyShape };
+}
+
+/** A key type belongs to a key array, which needs one. */
+function keyTypeProblem(
+  dtype: DTypeName,
+  hasKeyType: boolean,
+): { code: "missing" | "invalid-value"; detail: string } | undefined {
+  if (dtype === "key" && !hasKeyType)
+    return { code: "missing", detail: "a key array needs its key type" };
+  if (dtype !== "key" && hasKeyType)
+    return { code: "invalid-value", detail: `a ${dtype} array has no key type` };
+  return undefined;
+}
+
+/** Checks a key impl's name: JAX's impls all have one. */
+function implProblem(impl: string): Problem | undefined {
+  return impl ? undefined : { code: "invalid-value", detail: "a key impl needs a name" };
+}
+
+/** Checks a shape's rank against the limit and its dims against 2^53-1; gives them as numbers. */
+function checkDims(dims: readonly bigint[], path: string, maxRank: number): number[] {
+  if (dims.length > maxRank) {
+    const detail = `rank ${dims.length} passes the limit of ${maxRank}`;
+    throw new DecodeError(path, "limit-exceeded", detail);
+  }
+  return dims.map((d, i) => {
     if (d > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new DecodeError(`${path}.shape[${i}]`, "invalid-value", `dimension ${d} passes 2^53-1`);
+      throw new DecodeError(`${path}[${i}]`, "invalid-value", `dimension ${d} passes 2^53-1`);
     }
     return Number(d);
   });
-  const dtype = DTYPES.name(message.dtype);
-  if (dtype === undefined)
-    throw new DecodeError(`${path}.dtype`, "unknown-enum", `unknown dtype ${message.dtype}`);
-  const sharding = refs.optional(message.sharding, index, `${path}.sharding`, SHARDING);
-  raise(`${path}.sharding`, leafShardingProblem(shape, sharding?.entry.kind));
-  return { shape, dtype };
 }
 
 /** A checked ArraySpec, on its lifted sharding. */
 export function lift(message: MessageType, ctx: LiftContext<ArraySpecFacts>): ShapeDtypeStruct {
   const sharding = message.sharding === undefined ? null : ctx.objects[message.sharding];
-  const { shape, dtype } = ctx.facts;
+  const { shape, dtype, keyType } = ctx.facts;
   return new ShapeDtypeStruct(shape, dtype, sharding as Sharding | null, {
     weakType: message.weakType,
+    keyType,
   });
 }
 

@@ -9,16 +9,35 @@ export type DTypeName = keyof typeof DType extends infer K
     : never
   : never;
 
+/**
+ * A PRNG key array's key type (dtype "key"): jax.random's impl by the name `jax.random.key_impl`
+ * gives it (threefry2x32, rbg, unsafe_rbg or a custom impl's), and the shape of one key's data.
+ */
+export interface KeyType {
+  readonly impl: string;
+  readonly keyShape: readonly number[];
+}
+
 /** Options of a ShapeDtypeStruct beyond shape, dtype and sharding. */
 export interface ShapeDtypeStructOptions {
   weakType?: boolean;
+  /** The key type of a key array (dtype "key"), which it needs. */
+  keyType?: KeyType | null;
 }
+
+// The tags JAX prints for its own impls (key<fry>); a custom impl prints as its name here.
+const KEY_TAGS: Readonly<Record<string, string>> = {
+  threefry2x32: "fry",
+  rbg: "rbg",
+  unsafe_rbg: "urbg",
+};
 
 /** jax.ShapeDtypeStruct: an array's shape, dtype, sharding and weak type. */
 export class ShapeDtypeStruct extends ValueObject {
   readonly shape: readonly number[];
   readonly sharding: Sharding | null;
   readonly weakType: boolean;
+  readonly keyType: KeyType | null;
 
   constructor(
     shape: readonly number[],
@@ -30,13 +49,28 @@ export class ShapeDtypeStruct extends ValueObject {
     this.shape = Object.freeze([...shape]);
     this.sharding = sharding ?? null;
     this.weakType = options.weakType ?? false;
+    const { keyType } = options;
+    this.keyType = keyType
+      ? Object.freeze({ impl: keyType.impl, keyShape: Object.freeze([...keyType.keyShape]) })
+      : null;
+  }
+
+  /** The dtype as JAX prints it: "float32", or "key<fry>" for a key array. */
+  get dtypeString(): string {
+    if (this.dtype !== "key") return this.dtype;
+    const impl = this.keyType?.impl ?? "";
+    return `key<${KEY_TAGS[impl] ?? impl}>`;
   }
 
   #headKey: string | undefined;
 
   /** The key of everything but the sharding; tables key leaves by it plus their sharding's entry. */
   get headKey(): string {
-    this.#headKey ??= `${this.dtype}|${this.weakType}|${this.shape.join(",")}`;
+    if (this.#headKey === undefined) {
+      const { keyType } = this;
+      const key = keyType ? `|${JSON.stringify([keyType.impl, keyType.keyShape])}` : "";
+      this.#headKey = `${this.dtype}|${this.weakType}|${this.shape.join(",")}${key}`;
+    }
     return this.#headKey;
   }
 

@@ -115,7 +115,10 @@ export class WorkerClient {
   ): Promise<ExecuteResult> {
     const request = {
       version: this.version,
-      program: program instanceof Uint8Array ? parseProgram(program) : lowerProgramPayload(program),
+      program:
+        program instanceof Uint8Array
+          ? parseProgram(program)
+          : lowerProgramPayload(program, { targetMinorVersion: this.version }),
       inputs: inputs.map((data) => ({ data })),
     };
     const response = await callUnary(this.stub.execute.bind(this.stub), request, {

@@ -7,9 +7,9 @@ export interface VersionRange {
   maxVersion: number;
 }
 
-/** This library's range: exactly the minor version it writes. */
+/** This library's range: every minor version it can target, 1.0 to the one it writes. */
 export const DEFAULT_VERSION_RANGE: Readonly<VersionRange> = Object.freeze({
-  minVersion: SCHEMA_MINOR_VERSION,
+  minVersion: 0,
   maxVersion: SCHEMA_MINOR_VERSION,
 });
 

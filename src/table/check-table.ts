@@ -12,6 +12,8 @@ export interface CheckContext {
   readonly path: string;
   readonly refs: References;
   readonly limits: DecodeLimits;
+  /** The payload header's minor version: a construct of a newer one is refused. */
+  readonly minorVersion: number;
 }
 
 /**
@@ -19,7 +21,11 @@ export interface CheckContext {
  * refer only to entries before it, so their checks have run. Entries of a kind from a newer
  * minor version are not checked: they are carried byte for byte.
  */
-export function checkTable(table: SharedObjectTable | undefined, limits: DecodeLimits): References {
+export function checkTable(
+  table: SharedObjectTable | undefined,
+  limits: DecodeLimits,
+  minorVersion: number,
+): References {
   if (!table) throw new DecodeError("table", "missing", "a payload needs its table");
   const { entries } = table;
   if (entries.length > limits.maxTableEntries) {
@@ -38,7 +44,7 @@ export function checkTable(table: SharedObjectTable | undefined, limits: DecodeL
       return;
     }
     const { check, field } = ENTRIES[kind.$case];
-    const ctx = { index, path: `table[${index}].${field}`, refs, limits };
+    const ctx = { index, path: `table[${index}].${field}`, refs, limits, minorVersion };
     const facts = check(kind.value as never, ctx);
     checked.push({ entry, kind: kind.$case, message: kind.value, facts });
   });

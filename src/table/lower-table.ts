@@ -5,6 +5,7 @@ import type { SharedObject } from "../model/program";
 import { UnknownEntry } from "../model/unknown-entry";
 import { entryOrigin } from "../provenance";
 import { graftUnknownFields } from "../unknown-fields";
+import { SCHEMA_MINOR_VERSION } from "../version";
 
 /** A table that lowering adds dependencies to: the TableBuilder, or one that inlines them. */
 export interface LowerTable {
@@ -14,11 +15,16 @@ export interface LowerTable {
   readonly entries: readonly Entry[];
 }
 
-/** Where an entry's lowering runs: its path in the model, and the table it adds dependencies to. */
+/**
+ * Where an entry's lowering runs: its path in the model, the table it adds dependencies to,
+ * and the minor version the payload targets.
+ */
 export interface LowerContext {
   /** The object's path in the model, for EncodeError. */
   readonly path: string;
   readonly table: LowerTable;
+  /** The minor version of colocated.v1 the reader reads: nothing newer may be written. */
+  readonly targetMinorVersion: number;
 }
 
 /**
@@ -45,6 +51,9 @@ export class TableBuilder implements LowerTable {
   #lastKind: unknown;
   #lastScopes: Map<number, Map<string, number>> | undefined;
 
+  /** A table for a payload of this minor version. */
+  constructor(readonly targetMinorVersion: number = SCHEMA_MINOR_VERSION) {}
+
   /** Adds an object (and what it refers to) and returns its table index. */
   add(object: SharedObject, path: string): number {
     const known = this.#byIdentity.get(object);
@@ -55,7 +64,7 @@ export class TableBuilder implements LowerTable {
   }
 
   #lower(object: SharedObject, path: string): number {
-    const ctx: LowerContext = { path, table: this };
+    const ctx: LowerContext = { path, table: this, targetMinorVersion: this.targetMinorVersion };
     const codec = codecOf(object);
     if (codec) {
       const [scope, key] = codec.key(object as never, ctx);

@@ -19,6 +19,7 @@ import {
   tuple,
   UNCONSTRAINED,
 } from "../../src";
+import { dtypeSince } from "../../src/entries/array-spec";
 import { specs } from "../corpus-builders";
 import { range } from "../fixtures";
 
@@ -34,14 +35,17 @@ export const SEED_DIR = join(__dirname, "seeds");
 
 const NEWER_DIR = join(__dirname, "..", "corpus", "newer");
 
+const V1_0 = { targetMinorVersion: 0 };
+
 function specsOf(tree: unknown): Uint8Array {
   const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
-  return encodeSpecs(treedef, leaves);
+  return encodeSpecs(treedef, leaves, V1_0);
 }
 
 /** Every node kind, every dtype, weak types and scalars. */
 function trees(): Uint8Array {
-  const dtypes = DTYPE_NAMES.map(
+  // The seeds are colocated.v1.0 payloads: its dtypes only.
+  const dtypes = DTYPE_NAMES.filter((d) => dtypeSince(d) === 0).map(
     (d, i) => new ShapeDtypeStruct(i % 3 ? [i, 2] : [], d, null, { weakType: i % 2 === 0 }),
   );
   // Python knows "fuzzing.Node" (python/tests/fuzzing.py), a dataclass with one meta field.
@@ -100,13 +104,16 @@ function programs(): Record<string, Uint8Array> {
     sharding,
   ]);
   return {
-    "program-by-name": encodeProgram({
-      function: new FunctionRef("json", "dumps"),
-      inputs,
-      outputs,
-      devices,
-    }),
-    "program-pickled": encodeProgram({ function: pickled, inputs, devices }),
+    "program-by-name": encodeProgram(
+      {
+        function: new FunctionRef("json", "dumps"),
+        inputs,
+        outputs,
+        devices,
+      },
+      V1_0,
+    ),
+    "program-pickled": encodeProgram({ function: pickled, inputs, devices }, V1_0),
   };
 }
 
