@@ -25,6 +25,7 @@ import jax
 import numpy as np
 from jax._src import sharding_impls
 from jax._src.lib import xla_client as xc
+from jax._src.random import prng
 from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
@@ -67,7 +68,7 @@ def build_objects(desc: dict) -> dict[str, list]:
     leaves = [
         jax.ShapeDtypeStruct(
             tuple(leaf["shape"]),
-            _dtype(leaf["dtype"]),
+            _dtype(leaf["dtype"], leaf.get("keyType")),
             sharding=None if leaf["sharding"] is None else shardings[leaf["sharding"]],
             weak_type=leaf["weakType"],
         )
@@ -76,8 +77,16 @@ def build_objects(desc: dict) -> dict[str, list]:
     return {"list": lists, "mesh": meshes, "sharding": shardings, "leaf": leaves}
 
 
-def _dtype(name: str):
-    return np.dtypes.StringDType() if name == "string" else jax.numpy.dtype(name)
+def _dtype(name: str, key_type: dict | None = None):
+    if name == "string":
+        return np.dtypes.StringDType()
+    if name == "float0":
+        return jax.dtypes.float0
+    if name == "key":  # a key array of a registered impl, by its name
+        impl = prng.prngs[key_type["impl"]]
+        assert list(impl.key_shape) == key_type["keyShape"], key_type
+        return prng.KeyTy(impl)
+    return jax.numpy.dtype(name)
 
 
 def _sharding(s: dict, lists, meshes, devices):

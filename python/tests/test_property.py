@@ -37,7 +37,15 @@ DTYPES = (
     "bool int2 int4 int8 int16 int32 int64 uint2 uint4 uint8 uint16 uint32 uint64 float16 float32"
     " float64 bfloat16 complex64 complex128 float8_e3m4 float8_e4m3 float8_e4m3fn float8_e4m3fnuz"
     " float8_e4m3b11fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float4_e2m1fn string"
+    # colocated.v1.1
+    " float0 int1 uint1 float6_e2m3fn float6_e3m2fn float8_e5m3fnu key"
 ).split()
+# The key arrays of JAX's own impls, by name and key shape.
+KEY_TYPES = [
+    {"impl": "threefry2x32", "keyShape": [2]},
+    {"impl": "rbg", "keyShape": [4]},
+    {"impl": "unsafe_rbg", "keyShape": [4]},
+]
 NAMES = st.one_of(
     st.sampled_from(["x", "y", "z", "data", "model", "é", "𝔵"]),
     st.text(st.characters(codec="utf-8"), min_size=1, max_size=3),
@@ -177,9 +185,10 @@ def models(draw, program=False):
         rank = draw(st.integers(_rank(None if s is None else shardings[s]), 4))
         shape = draw(st.lists(st.integers(0, 8) | st.just(2**53 - 1), min_size=rank, max_size=rank))
         dtype = draw(st.sampled_from(DTYPES))
-        leaves.append(
-            {"shape": shape, "dtype": dtype, "sharding": s, "weakType": draw(st.booleans())}
-        )
+        leaf = {"shape": shape, "dtype": dtype, "sharding": s, "weakType": draw(st.booleans())}
+        if dtype == "key":
+            leaf["keyType"] = draw(st.sampled_from(KEY_TYPES))
+        leaves.append(leaf)
     desc = {"lists": lists, "meshes": meshes, "shardings": shardings, "leaves": leaves}
     desc["tree"] = draw(tree(len(leaves)))
     if program:
