@@ -32,13 +32,15 @@ SEED_DIRS = [ROOT / "test" / "fuzz" / "seeds", ROOT / "test" / "corpus" / "newer
 FUZZ_SEED = 0x5EEDC0DE
 # Modules a fuzzed program may name (a worker's policy); nothing is called while decoding.
 ALLOWED_MODULES = frozenset({"json"})
-# What a LiftError may be about: this worker's devices, memories, node types and functions.
+# What a LiftError may be about: this worker's devices, memories, node types, functions and
+# PRNG impls.
 LIFT_REASONS = {
     "device": "is not a CPU device of this process",
     "memory kind": "is not one of",
     "node type": "is not defined in this process",
     "node data": "cannot rebuild pytree node",
     "function": "function ",
+    "PRNG impl": "the PRNG impl ",
 }
 
 
