@@ -51,3 +51,8 @@ def release(x: jax.Array) -> jax.Array:
 def fail(x: jax.Array) -> jax.Array:
     """Always raises, to show how a function's error reaches the caller."""
     raise ValueError(f"fail was called with a {x.dtype} array of shape {x.shape}")
+
+
+def make_key(x: jax.Array) -> jax.Array:
+    """A PRNG key array: its spec has a key dtype, and its data no fixed-size wire form."""
+    return jax.random.split(jax.random.key(0), x.shape[0])

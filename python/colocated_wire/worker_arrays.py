@@ -63,6 +63,9 @@ def place_inputs(
 def as_output(index: int, value: Any) -> jax.Array:
     """An output leaf as a jax.Array; NumPy arrays and scalars are put on the default device."""
     if isinstance(value, jax.Array):
+        if not isinstance(value.dtype, np.dtype):  # a PRNG key's data is its impl's
+            detail = f"dtype {value.dtype} has no fixed-size wire form"
+            raise function_failed(f"output {index}: {detail}")
         return value
     try:
         return jax.numpy.asarray(value)

@@ -169,6 +169,22 @@ def test_output_specs_are_written_in_the_agreed_version(mesh, version):
     assert prog.header.minor_version == version
 
 
+@pytest.mark.parametrize("version", [0, SCHEMA_MINOR_VERSION])
+def test_key_arrays_have_no_wire_form_as_outputs_or_inputs(mesh, version):
+    prog = program(examples.make_key, mesh, float_spec(mesh), version=version)
+    key_spec = jax.ShapeDtypeStruct((2,), jax.random.key(0).dtype)
+    with worker() as stub:
+        out = refusal(stub, request(prog, X, version=version))
+        if version:
+            key_in = program(examples.fail, mesh, key_spec, version=version)
+            into = refusal(stub, request(key_in, b"", version=version))
+    assert out.code() == grpc.StatusCode.UNKNOWN
+    assert out.details() == "output 0: dtype key<fry> has no fixed-size wire form"
+    if version:
+        assert into.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert into.details() == "inputs[0]: dtype key<fry> has no fixed-size wire form"
+
+
 def newer_minor(prog: payload_pb2.ProgramPayload) -> payload_pb2.ProgramPayload:
     """The program as a writer of the next minor version might send it: one field this reader
     lacks."""
