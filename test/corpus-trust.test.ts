@@ -25,7 +25,9 @@ const EXPLOIT = new TextEncoder().encode(`cos\nsystem\n(S'touch ${PWNED}'\ntR.`)
 function exploitProgram(): Uint8Array {
   const devices = new DeviceList([0, 1]);
   const inputs = treeFlatten<ShapeDtypeStruct>([new ShapeDtypeStruct([2], "float32")]);
-  return encodeProgram({ function: new PickledFunction(EXPLOIT, []), inputs, devices });
+  // A colocated.v1.0 payload, as committed.
+  const program = { function: new PickledFunction(EXPLOIT, []), inputs, devices };
+  return encodeProgram(program, { targetMinorVersion: 0 });
 }
 
 if (process.env.UPDATE_CORPUS) {
