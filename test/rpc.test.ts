@@ -36,6 +36,8 @@ jest.setTimeout(30_000);
 const EXAMPLES = "colocated_wire.examples";
 const dir = mkdtempSync(join(tmpdir(), "colocated-wire-rpc-"));
 const PICKLED = join(dir, "pickled.program.bin");
+/** Program files for the shared worker, which reads colocated.v1.0 only. */
+const V1_0 = { targetMinorVersion: 0 };
 
 /** The one worker most tests share: version 1.0 only, examples allowed, no pickles. */
 let shared: RunningWorker;
@@ -55,7 +57,7 @@ beforeAll(async () => {
   ensurePythonEnv();
   // JAX takes a few seconds to start, so the workers start together.
   const workers = Promise.all([
-    startWorker(["--allow-module", EXAMPLES]),
+    startWorker(["--allow-module", EXAMPLES, "--max-version", "0"]),
     startWorker([
       "--allow-module",
       EXAMPLES,
@@ -175,7 +177,7 @@ describe("a real colocated worker", () => {
     });
 
     test("a client below the worker's minimum is refused, naming both ranges", async () => {
-      const error = await refusal(WorkerClient.connect(newer.target));
+      const error = await refusal(WorkerClient.connect(newer.target, { maxVersion: 0 }));
       expect(error).toBeInstanceOf(VersionMismatchError);
       expect(error.code).toBe(status.FAILED_PRECONDITION);
       expect(error.message).toBe(
@@ -295,7 +297,8 @@ describe("a real colocated worker", () => {
 
     test("sends a program file and input files, prints the outputs, writes their data", () => {
       const program = join(dir, "summarize.program.bin");
-      writeFileSync(program, encodeProgram(example("summarize", [MATRIX, MATRIX])));
+      // Written for the 1.0 worker, as a client that negotiated 1.0 would write it.
+      writeFileSync(program, encodeProgram(example("summarize", [MATRIX, MATRIX]), V1_0));
       writeFileSync(join(dir, "x.bin"), f32(matrix(2)));
       writeFileSync(join(dir, "y.bin"), f32(matrix(1)));
       const outDir = join(dir, "call-out");
@@ -327,7 +330,7 @@ describe("a real colocated worker", () => {
 
     test("a refused call prints one line and exits 1", () => {
       const program = join(dir, "fail.program.bin");
-      writeFileSync(program, encodeProgram(example("fail", [MATRIX])));
+      writeFileSync(program, encodeProgram(example("fail", [MATRIX]), V1_0));
       const run = spawnSync("node", [CLI, "call", "-t", shared.target, program], {
         encoding: "utf8",
       });

@@ -26,7 +26,9 @@ def pickled_program(offset: float) -> bytes:
     mesh = Mesh(np.array(devices).reshape(2, 4), ("x", "y"))
     spec = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=NamedSharding(mesh, P("x", "y")))
     leaves, treedef = jax.tree_util.tree_flatten(((spec,), {}))
-    return serialize_program(lambda x: x + offset, treedef, leaves, None, None, devices)
+    # Version 1.0, which every worker of the RPC tests reads.
+    fun = lambda x: x + offset  # noqa: E731
+    return serialize_program(fun, treedef, leaves, None, None, devices, target_minor_version=0)
 
 
 if __name__ == "__main__":
