@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when the generated code is not what the generators make from proto/: gen/ts (ts-proto's
-# messages), gen/es (protoc-gen-es's descriptors, with the custom options) and python/colocated.
+# messages), gen/es (protoc-gen-es's descriptors, with the custom options) and python/colocated_wire/_gen.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npx buf generate

@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 from jax import tree_util
 from jax._src.lib import xla_client as xc
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits

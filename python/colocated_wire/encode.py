@@ -18,7 +18,7 @@ import jax
 from jax import tree_util
 from jax._src.lib import xla_client as xc
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import EncodeError
 from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import header

@@ -14,7 +14,7 @@ import dataclasses
 
 from google.protobuf.descriptor import EnumValueDescriptor
 
-from colocated.v1 import limit_pb2
+from colocated_wire._gen.colocated.v1 import limit_pb2
 
 # What every value begins with (buf lint asks for it): the enum's name, LIMIT_.
 _PREFIX = limit_pb2.Limit.DESCRIPTOR.name.upper() + "_"

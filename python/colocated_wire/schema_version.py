@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor
 
-from colocated.v1 import version_pb2
+from colocated_wire._gen.colocated.v1 import version_pb2
 from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from colocated.v1 import limit_pb2
+from colocated_wire._gen.colocated.v1 import limit_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits, limit_name
 

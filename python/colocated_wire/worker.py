@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     import grpc
     import jax
 
-    from colocated.v1 import service_pb2_grpc
+    from colocated_wire._gen.colocated.v1 import service_pb2_grpc
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
     from colocated_wire.worker_policy import WorkerPolicy
     from colocated_wire.worker_service import ColocatedWorker

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 from jax import tree_util
 
-from colocated.v1 import payload_pb2, service_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import DecodeError, EncodeError, LiftError

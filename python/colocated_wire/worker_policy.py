@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange
 from colocated_wire.worker_errors import invalid_argument, permission_denied
 

@@ -12,7 +12,7 @@ import traceback
 
 import grpc
 
-from colocated.v1 import service_pb2, service_pb2_grpc
+from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
 from colocated_wire.worker_errors import Refused
 from colocated_wire.worker_execute import execute

@@ -12,8 +12,8 @@ import jax
 import pytest
 from jax import numpy as jnp
 
-from colocated.v1 import payload_pb2
 from colocated_wire import deserialize_specs, serialize_specs
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 from vector_cases import program_by_name
 
-from colocated.v1 import payload_pb2
 from colocated_wire import LiftError, deserialize_program, serialize_program
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.device_list import check, first_repeat, lower_device_ids
 from colocated_wire.iota import find_iota, materialize_iota
 from colocated_wire.limits import DecodeLimits

@@ -11,8 +11,8 @@ from jax import numpy as jnp
 from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
-from colocated.v1 import payload_pb2
 from colocated_wire import EncodeError, LiftError, deserialize_specs, serialize_specs
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 
 def test_a_device_this_worker_lacks_is_a_lift_error(devices):

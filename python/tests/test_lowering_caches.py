@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from colocated.v1 import table_pb2
 from colocated_wire import deserialize_specs, serialize_specs
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.devices import cpu_device_map, devices_for_ids
 from colocated_wire.entries import mesh as mesh_entry
 from colocated_wire.entries import named_sharding

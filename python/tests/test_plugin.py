@@ -23,7 +23,6 @@ from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func, serialization
 from jax.sharding import NamedSharding, PartitionSpec
 
-from colocated.v1 import payload_pb2
 from colocated_wire import (
     EncodeError,
     LiftError,
@@ -33,6 +32,7 @@ from colocated_wire import (
     plugin,
     serialize_program,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.plugin import PickleNotAllowedError, PluginLiftError
 
 _NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
@@ -402,7 +402,7 @@ def test_without_allow_pickle_only_functions_by_name_run(x):
 
 
 def test_a_device_this_process_lacks_is_a_value_error(devices):
-    from colocated.v1 import payload_pb2
+    from colocated_wire._gen.colocated.v1 import payload_pb2
 
     treedef = jax.tree.structure(((), {}))
     msg = payload_pb2.ProgramPayload.FromString(

@@ -28,8 +28,8 @@ from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func
 from jax.sharding import NamedSharding, PartitionSpec
 
-from colocated.v1 import payload_pb2
 from colocated_wire import deserialize_program, deserialize_specs, plugin
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "dist" / "src" / "cli" / "main.js"

@@ -10,7 +10,6 @@ from jax._src.lib import xla_client as xc
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from colocated.v1 import payload_pb2
 from colocated_wire import (
     FunctionNotAvailableError,
     LiftError,
@@ -18,6 +17,7 @@ from colocated_wire import (
     deserialize_program,
     serialize_program,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 SDS = jax.ShapeDtypeStruct
 

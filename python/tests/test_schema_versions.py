@@ -12,7 +12,6 @@ import vector_cases
 from jax._src.random import prng
 from test_vectors import _vector
 
-from colocated.v1 import payload_pb2, table_pb2
 from colocated_wire import (
     SCHEMA_MINOR_VERSION,
     DecodeError,
@@ -23,6 +22,7 @@ from colocated_wire import (
     serialize_program,
     serialize_specs,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
 from colocated_wire.entries.array_spec import DTYPE_NAMES, DTYPE_SINCE, DTYPES, KEY_TYPE_SINCE
 
 IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]

@@ -13,8 +13,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 from vector_cases import DTYPE_NAMES
 
-from colocated.v1 import payload_pb2
 from colocated_wire import DecodeLimits, EncodeError, deserialize_specs, serialize_specs
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.table.check_table import check_table
 from colocated_wire.table.lift_table import lift_table
 from colocated_wire.table.lower_table import TableBuilder

@@ -7,7 +7,6 @@ from jax import numpy as jnp
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from colocated.v1 import payload_pb2
 from colocated_wire import (
     DecodeError,
     LiftError,
@@ -17,6 +16,7 @@ from colocated_wire import (
     serialize_program,
     serialize_specs,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 SDS = jax.ShapeDtypeStruct
 # Field 99, varint 1 and field 98, bytes "hi": fields no v1.0 message has.

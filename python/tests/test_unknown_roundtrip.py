@@ -11,7 +11,6 @@ import pathlib
 import jax
 import pytest
 
-from colocated.v1 import payload_pb2
 from colocated_wire import (
     UnknownEntry,
     UnloadedFunction,
@@ -20,6 +19,7 @@ from colocated_wire import (
     serialize_program,
     serialize_specs,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 NEWER = pathlib.Path(__file__).resolve().parents[2] / "test" / "corpus" / "newer"
 

@@ -17,13 +17,13 @@ import vector_cases
 from google.protobuf import json_format
 from vector_cases import FOREIGN_CASES, PROGRAM_CASES, SPECS_CASES, TARGET_MINOR_VERSIONS
 
-from colocated.v1 import payload_pb2
 from colocated_wire import (
     deserialize_program,
     deserialize_specs,
     serialize_program,
     serialize_specs,
 )
+from colocated_wire._gen.colocated.v1 import payload_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "test" / "vectors"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import colocated.v1
-from colocated.v1 import limit_pb2, payload_pb2
+from colocated_wire._gen.colocated import v1 as generated
+from colocated_wire._gen.colocated.v1 import limit_pb2, payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits, limit_name
 from colocated_wire.wire_scan import check_wire
@@ -25,9 +25,9 @@ LIMITS_JSON = Path(__file__).resolve().parents[2] / "test" / "vectors" / "limits
 
 def _messages():
     """Every message of colocated.v1, from each generated _pb2 module."""
-    for module in pkgutil.iter_modules(colocated.v1.__path__):
+    for module in pkgutil.iter_modules(generated.__path__):
         if module.name.endswith("_pb2"):
-            file = importlib.import_module(f"colocated.v1.{module.name}").DESCRIPTOR
+            file = importlib.import_module(f"{generated.__name__}.{module.name}").DESCRIPTOR
             stack = list(file.message_types_by_name.values())
             while stack:
                 message = stack.pop()

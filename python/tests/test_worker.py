@@ -10,8 +10,8 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
 from colocated_wire import SCHEMA_MINOR_VERSION, deserialize_specs, examples, serialize_program
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
 from colocated_wire.negotiate import VersionRange
 from colocated_wire.worker import main as worker_main
 from colocated_wire.worker_policy import WorkerPolicy

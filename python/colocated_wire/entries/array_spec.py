@@ -27,7 +27,7 @@ from jax._src import sharding_impls
 from jax._src.random import prng
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError, EncodeError, LiftError

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 from jax._src.lib import xla_client as xc
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.devices import devices_for_ids, ids_key, mesh_holding
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError

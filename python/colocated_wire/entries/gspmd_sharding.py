@@ -17,7 +17,7 @@ import numpy as np
 from jax._src import sharding_impls
 from jax._src.lib import xla_client as xc
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.device_list import (
     DEVICE_LIST,
     check_iota_layout,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.devices import devices_for_ids, ids_key, remember_mesh
 from colocated_wire.entries import device_list
 from colocated_wire.entries.device_list import DEVICE_LIST

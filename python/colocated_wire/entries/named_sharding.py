@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.memory_kind import (
     check_memory_kind,
     lift_memory_kind,

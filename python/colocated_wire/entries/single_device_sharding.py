@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from jax.sharding import SingleDeviceSharding
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.devices import device_for_id
 from colocated_wire.entries.device_list import MAX_DEVICE_ID
 from colocated_wire.entries.memory_kind import (

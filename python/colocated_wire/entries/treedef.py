@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jax import tree_util
 
-from colocated.v1 import tree_pb2
+from colocated_wire._gen.colocated.v1 import tree_pb2
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
 
 if TYPE_CHECKING:

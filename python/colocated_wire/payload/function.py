@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries import ENTRIES
 from colocated_wire.errors import DecodeError
 from colocated_wire.functions import UnloadedFunction, name_of, resolve_by_name

@@ -12,7 +12,7 @@ from __future__ import annotations
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 from jax import tree_util
 
-from colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries import treedef
 from colocated_wire.entries.array_spec import ARRAY_SPEC
 from colocated_wire.errors import DecodeError, EncodeError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries import ENTRIES
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits

@@ -23,7 +23,7 @@ from typing import Any
 
 import jax
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries import codec_of, device_list
 from colocated_wire.errors import EncodeError
 from colocated_wire.unknown import UnknownEntry

@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.errors import DecodeError
 
 

@@ -1,6 +1,6 @@
-from colocated.v1 import limit_pb2 as _limit_pb2
-from colocated.v1 import table_pb2 as _table_pb2
-from colocated.v1 import tree_pb2 as _tree_pb2
+from colocated_wire._gen.colocated.v1 import limit_pb2 as _limit_pb2
+from colocated_wire._gen.colocated.v1 import table_pb2 as _table_pb2
+from colocated_wire._gen.colocated.v1 import tree_pb2 as _tree_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

@@ -1,5 +1,5 @@
-from colocated.v1 import limit_pb2 as _limit_pb2
-from colocated.v1 import payload_pb2 as _payload_pb2
+from colocated_wire._gen.colocated.v1 import limit_pb2 as _limit_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2 as _payload_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from colocated.v1 import service_pb2 as colocated_dot_v1_dot_service__pb2
+from colocated_wire._gen.colocated.v1 import service_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in colocated/v1/service_pb2_grpc.py depends on'
+        + ' but the generated code in colocated_wire/_gen/colocated/v1/service_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -43,13 +43,13 @@ class ColocatedWorkerServiceStub:
         """
         self.GetVersion = channel.unary_unary(
                 '/colocated.v1.ColocatedWorkerService/GetVersion',
-                request_serializer=colocated_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
-                response_deserializer=colocated_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
                 _registered_method=True)
         self.Execute = channel.unary_unary(
                 '/colocated.v1.ColocatedWorkerService/Execute',
-                request_serializer=colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
-                response_deserializer=colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
                 _registered_method=True)
 
 
@@ -82,13 +82,13 @@ def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'GetVersion': grpc.unary_unary_rpc_method_handler(
                     servicer.GetVersion,
-                    request_deserializer=colocated_dot_v1_dot_service__pb2.GetVersionRequest.FromString,
-                    response_serializer=colocated_dot_v1_dot_service__pb2.GetVersionResponse.SerializeToString,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionResponse.SerializeToString,
             ),
             'Execute': grpc.unary_unary_rpc_method_handler(
                     servicer.Execute,
-                    request_deserializer=colocated_dot_v1_dot_service__pb2.ExecuteRequest.FromString,
-                    response_serializer=colocated_dot_v1_dot_service__pb2.ExecuteResponse.SerializeToString,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -123,8 +123,8 @@ class ColocatedWorkerService:
             request,
             target,
             '/colocated.v1.ColocatedWorkerService/GetVersion',
-            colocated_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
-            colocated_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -150,8 +150,8 @@ class ColocatedWorkerService:
             request,
             target,
             '/colocated.v1.ColocatedWorkerService/Execute',
-            colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
-            colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,5 @@
-from colocated.v1 import limit_pb2 as _limit_pb2
-from colocated.v1 import version_pb2 as _version_pb2
+from colocated_wire._gen.colocated.v1 import limit_pb2 as _limit_pb2
+from colocated_wire._gen.colocated.v1 import version_pb2 as _version_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
