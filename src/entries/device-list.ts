@@ -70,8 +70,6 @@ export function lower(list: DeviceList, ctx: LowerContext): Entry {
 export function check(message: MessageType, ctx: CheckContext): DeviceListFacts {
   const { path, limits } = ctx;
   const form = message.ids;
-  let ids: ArrayLike<number>;
-  let idsPath: string;
   switch (form?.$case) {
     case "iota": {
       const { offset, iota } = form.value;
@@ -89,19 +87,9 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
       return { size, iota: { offset, iota } };
     }
     case "plain":
-      ids = form.value.ids;
-      idsPath = `${path}.plain.ids`;
-      checkCount(ids.length, idsPath, limits);
-      break;
-    case "delta": {
-      const { deltas } = form.value;
-      idsPath = `${path}.delta.deltas`;
-      checkCount(deltas.length, idsPath, limits);
-      const sums = new Float64Array(deltas.length);
-      for (let i = 0, id = 0; i < deltas.length; i++) sums[i] = id += deltas[i];
-      ids = sums;
-      break;
-    }
+      return checkListed(form.value.ids, false, `${path}.plain.ids`, limits);
+    case "delta":
+      return checkListed(form.value.deltas, true, `${path}.delta.deltas`, limits);
     default:
       throw new DecodeError(
         `${path}.ids`,
@@ -109,9 +97,20 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
         "no known device id form (iota, plain or delta)",
       );
   }
-  const problem = deviceIdsProblem(ids);
-  if (problem) throw new DecodeError(`${idsPath}${problem.at ?? ""}`, problem.code, problem.detail);
-  return { size: ids.length, ids: Int32Array.from(ids) };
+}
+
+/** Checks listed ids (or deltas, summed) and returns them copied into an Int32Array. */
+function checkListed(
+  values: readonly number[],
+  summed: boolean,
+  path: string,
+  limits: DecodeLimits,
+): DeviceListFacts {
+  checkCount(values.length, path, limits);
+  const ids = new Int32Array(values.length);
+  const problem = scanIds(values, summed, ids);
+  if (problem) throw new DecodeError(`${path}${problem.at ?? ""}`, problem.code, problem.detail);
+  return { size: ids.length, ids };
 }
 
 /** A checked device list; an iota stays one until its ids are asked for. */
@@ -122,39 +121,48 @@ export function lift(_message: MessageType, ctx: LiftContext<DeviceListFacts>): 
 
 /** Checks a device list's ids: all in range first, then distinct; `at` is the index. */
 export function deviceIdsProblem(ids: ArrayLike<number>): Problem | undefined {
-  let max = -1;
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    if (!Number.isInteger(id) || id < 0 || id > MAX_DEVICE_ID) {
+  return scanIds(ids, false);
+}
+
+/**
+ * Checks ids in one pass, copying each into `out` when given: a range problem anywhere wins
+ * over a repeat, and a repeat is reported at the first position whose id appeared before. With
+ * `summed`, the values are deltas and the ids their running sums (exact: n * 2^31 < 2^53).
+ */
+function scanIds(
+  values: ArrayLike<number>,
+  summed: boolean,
+  out?: Int32Array,
+): Problem | undefined {
+  const n = values.length;
+  // Ids below `dense` (the usual case) are marked one bit each; a few far ones go to a Set.
+  const dense = 8 * n + 64;
+  const marks = new Uint8Array(dense >>> 3);
+  let far: Set<number> | undefined;
+  let repeat = -1; // the first position whose id appeared before
+  let repeated = 0; // its id
+  for (let i = 0, previous = 0; i < n; i++) {
+    const id = summed ? previous + values[i] : values[i];
+    previous = id;
+    if (!(id >= 0 && id <= MAX_DEVICE_ID && Number.isInteger(id))) {
       const detail = `device id ${id} at position ${i} is not in [0, 2^31-1]`;
       return { code: "invalid-value", detail, at: `[${i}]` };
     }
-    if (id > max) max = id;
-  }
-  const at = firstRepeat(ids, max);
-  if (at < 0) return undefined;
-  return { code: "duplicate-device", detail: `device id ${ids[at]} appears twice`, at: `[${at}]` };
-}
-
-/** The first position whose id appeared before, or -1; ids are in [0, max]. */
-function firstRepeat(ids: ArrayLike<number>, max: number): number {
-  if (max < 8 * ids.length + 64) {
-    // Dense ids (the usual case): one bit per possible id.
-    const seen = new Uint8Array((max >>> 3) + 1);
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
+    if (out) out[i] = id;
+    if (repeat >= 0) continue;
+    if (id < dense) {
       const bit = 1 << (id & 7);
-      if (seen[id >>> 3] & bit) return i;
-      seen[id >>> 3] |= bit;
+      if (marks[id >>> 3] & bit) [repeat, repeated] = [i, id];
+      marks[id >>> 3] |= bit;
+    } else {
+      far ??= new Set();
+      if (far.has(id)) [repeat, repeated] = [i, id];
+      far.add(id);
     }
-    return -1;
   }
-  const seen = new Set<number>();
-  for (let i = 0; i < ids.length; i++) {
-    if (seen.has(ids[i])) return i;
-    seen.add(ids[i]);
-  }
-  return -1;
+  if (repeat < 0) return undefined;
+  const detail = `device id ${repeated} appears twice`;
+  return { code: "duplicate-device", detail, at: `[${repeat}]` };
 }
 
 /**
