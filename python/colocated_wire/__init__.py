@@ -9,6 +9,11 @@ entries/<kind>.py; table/ walks the table and dispatches by kind.
 docs/wire-format.md is the spec.
 """
 
+from colocated_wire._version import __version__
+from colocated_wire.jax_support import SUPPORTED_JAX, check_jax
+
+check_jax()  # before anything imports jax: a JAX outside the tested range fails here, by name
+
 from colocated_wire.decode import Program, deserialize_program, deserialize_specs
 from colocated_wire.encode import serialize_program, serialize_specs
 from colocated_wire.errors import (
@@ -25,6 +30,8 @@ from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 __all__ = [
     "SCHEMA_MAJOR_VERSION",
     "SCHEMA_MINOR_VERSION",
+    "SUPPORTED_JAX",
+    "__version__",
     "DecodeError",
     "DecodeLimits",
     "EncodeError",

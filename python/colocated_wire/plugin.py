@@ -30,6 +30,7 @@ from typing import Any
 import jax
 
 from colocated_wire import plugin_codec
+from colocated_wire.jax_support import SUPPORTED_JAX, jax_in_range
 from colocated_wire.plugin_errors import (
     PickleNotAllowedError,
     PluginEncodeError,
@@ -51,8 +52,6 @@ __all__ = [
     "uninstall",
 ]
 
-SUPPORTED_JAX = ">=0.10,<0.11"
-_SUPPORTED_MAJOR_MINOR = (0, 10)
 _NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
 _REPLACEMENTS = {
     "_serialize": plugin_codec.serialize,
@@ -110,11 +109,7 @@ def installed(
 
 def _colocated_python_modules() -> tuple[Any, Any]:
     version = jax.__version__
-    try:
-        major_minor = tuple(int(part) for part in version.split(".")[:2])
-    except ValueError:
-        major_minor = None
-    if major_minor != _SUPPORTED_MAJOR_MINOR:
+    if not jax_in_range(version):
         raise UnsupportedJaxError(
             f"colocated_wire.plugin supports jax {SUPPORTED_JAX}, and this is jax {version}"
         )
