@@ -19,3 +19,5 @@ echo "check-generated: gen/ts and gen/es are up to date"
 # The Python generator runs from the project's virtual environment, made here on a fresh clone.
 bash scripts/python-env.sh
 bash scripts/python-generate.sh --check
+# python/colocated_wire/_version.py is written from package.json's version.
+node scripts/sync-version.mjs --check
