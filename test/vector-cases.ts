@@ -21,6 +21,7 @@ import {
 } from "../src";
 import { dtypeSince } from "../src/entries/array-spec";
 import { exampleProgram } from "../src/example";
+import { DefaultDict, OrderedDict } from "../src/model/tree-values";
 
 /**
  * The conformance cases, built from the TypeScript model. python/tests/vector_cases.py builds
@@ -166,6 +167,67 @@ export const VECTOR_CASES: VectorCase[] = [
         e: tuple(),
         f: [],
       });
+    },
+  },
+  {
+    // colocated.v1.1: dicts with int, bool and None keys, OrderedDict and defaultdict nodes.
+    name: "trees_1_1",
+    bytes: () => {
+      const leaf = (n: number) => f32([n]);
+      return specs(
+        {
+          ints: new Map<unknown, unknown>([
+            [1, leaf(1)],
+            [-5, leaf(2)],
+            [0, [leaf(3)]],
+          ]),
+          bools: new Map([
+            [true, leaf(4)],
+            [false, null],
+          ]),
+          mixed: new Map<unknown, unknown>([
+            [true, leaf(5)],
+            [0, leaf(6)],
+          ]),
+          none: new Map([[null, leaf(7)]]),
+          big: new Map([[-(2n ** 63n), leaf(8)]]),
+          ordered: new OrderedDict([
+            ["b", leaf(9)],
+            [2n, leaf(10)],
+            ["a", new OrderedDict([])],
+            [null, leaf(11)],
+            [false, leaf(12)],
+          ]),
+          default: new DefaultDict("builtins.list", [
+            ["y", leaf(13)],
+            ["x", new DefaultDict(null, [[3n, leaf(14)]])],
+          ]),
+          empty: new DefaultDict("builtins.list", []),
+          strs: { a: leaf(15), 1: leaf(16) },
+        },
+        {},
+      );
+    },
+  },
+  {
+    // An OrderedDict and a defaultdict without a factory at a 1.0 target: the custom nodes
+    // (aux data as JSON) that 1.0 wrote for them.
+    name: "ordered_dicts_1_0",
+    bytes: () => {
+      const leaf = (n: number) => f32([n]);
+      return specs([
+        new OrderedDict([
+          ["b", leaf(1)],
+          [2n, leaf(2)],
+          [null, leaf(3)],
+          [true, leaf(4)],
+          ['q"\\\n\u00e9', leaf(5)],
+        ]),
+        new DefaultDict(null, [
+          ["y", leaf(6)],
+          ["x", leaf(7)],
+        ]),
+      ]);
     },
   },
   {

@@ -227,9 +227,14 @@ def test_top_level_leaf_and_empty_tree():
     assert msg.HasField("table") and len(msg.table.entries) == 0  # empty table is written
 
 
-def test_non_string_dict_keys_are_refused():
-    with pytest.raises(EncodeError, match="str"):
-        serialize_specs(jax.tree_util.tree_structure({1: 0}), [SDS((1,), jnp.float32)])
+def test_int_dict_keys_need_1_1_and_float_keys_are_refused():
+    treedef = jax.tree_util.tree_structure({1: 0})
+    with pytest.raises(EncodeError, match=r"dict key 1 needs colocated\.v1\.1") as e:
+        serialize_specs(treedef, [SDS((1,), jnp.float32)], target_minor_version=0)
+    assert e.value.path == "specs.treedef.kinds[0]"
+    with pytest.raises(EncodeError, match="only str, int, bool and None keys") as e:
+        serialize_specs(jax.tree_util.tree_structure({0.5: 0}), [SDS((1,), jnp.float32)])
+    assert e.value.path == "specs.treedef.kinds[0]"
 
 
 def test_unknown_namedtuple_is_synthesized():

@@ -176,6 +176,43 @@ def trees(devices):
     )
 
 
+def trees_1_1(devices):
+    """colocated.v1.1: dicts with int, bool and None keys, OrderedDict and defaultdict nodes."""
+
+    def leaf(n):
+        return _f32((n,))
+
+    od, dd = collections.OrderedDict, collections.defaultdict
+    return _specs(
+        {
+            "ints": {1: leaf(1), -5: leaf(2), 0: [leaf(3)]},
+            "bools": {True: leaf(4), False: None},
+            "mixed": {True: leaf(5), 0: leaf(6)},
+            "none": {None: leaf(7)},
+            "big": {-(2**63): leaf(8)},
+            "ordered": od(
+                [("b", leaf(9)), (2, leaf(10)), ("a", od()), (None, leaf(11)), (False, leaf(12))]
+            ),
+            "default": dd(list, [("y", leaf(13)), ("x", dd(None, {3: leaf(14)}))]),
+            "empty": dd(list),
+            "strs": {"a": leaf(15), "1": leaf(16)},
+        }
+    )
+
+
+def ordered_dicts_1_0(devices):
+    """An OrderedDict and a defaultdict without a factory at a 1.0 target: the custom nodes
+    (aux data as JSON) that 1.0 wrote for them."""
+
+    def leaf(n):
+        return _f32((n,))
+
+    od = collections.OrderedDict(
+        [("b", leaf(1)), (2, leaf(2)), (None, leaf(3)), (True, leaf(4)), ('q"\\\né', leaf(5))]
+    )
+    return _specs([od, collections.defaultdict(None, [("y", leaf(6)), ("x", leaf(7))])])
+
+
 def single_device(devices):
     def on(i):
         return jax.ShapeDtypeStruct(
@@ -265,12 +302,14 @@ SPECS_CASES = {
         key_arrays_1_1,
         weak_types,
         trees,
+        trees_1_1,
+        ordered_dicts_1_0,
         single_device,
         gspmd,
     )
 }
 PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
 # The minor version each case is written for (test/vector-cases.ts): 1.0 but for these.
-TARGET_MINOR_VERSIONS = {"dtypes_1_1": 1, "key_arrays_1_1": 1}
+TARGET_MINOR_VERSIONS = {"dtypes_1_1": 1, "key_arrays_1_1": 1, "trees_1_1": 1}
 # Written by a newer minor version; built only in TypeScript, read by both.
 FOREIGN_CASES = ("newer_minor_version",)

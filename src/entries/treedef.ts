@@ -1,8 +1,22 @@
-import { NodeKind, type NodeType, type TreeDef } from "../../gen/ts/colocated/v1/tree";
+import { NodeKindSchema, TreeDefSchema } from "../../gen/es/colocated/v1/tree_pb";
+import {
+  type DictKey as DictKeyMessage,
+  NodeKind,
+  type NodeType,
+  type TreeDef,
+} from "../../gen/ts/colocated/v1/tree";
 import { DecodeError, EncodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { type ContainerNode, LEAF, NONE, PyTreeDef, type TreeNode } from "../model/tree";
-import { compareCodePoints } from "../model/value-key";
+import {
+  type DictKey,
+  dictKeyIdentity,
+  dictKeyText,
+  distinctKeysProblem,
+  sortedKeysProblem,
+} from "../model/tree-dict-keys";
+import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from "../schema-version";
+import { SCHEMA_MINOR_VERSION } from "../version";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
 
 /** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". */
@@ -12,26 +26,47 @@ const NODE_KINDS = enumNames<TreeNode["kind"], Lowercase<Suffixes<typeof NodeKin
   lowercase,
 );
 
+/** The minor version that introduced the pool of keys that are not str (TreeDef.keys). */
+const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
+
+/** The int64 range of DictKey.int. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
 /**
  * What checking a TreeDef found, column by column in node order: the keys of each dict node
- * (looked up in `strings`), and the type of each namedtuple and custom node (looked up in
- * `node_types`).
+ * (looked up in the key pool), and the type of each namedtuple, custom and defaultdict node
+ * (looked up in `node_types`).
  */
 export interface TreeDefFacts {
-  readonly dictKeys: string[];
+  readonly dictKeys: DictKey[];
   readonly types: NodeType[];
   /** How many leaves the tree has. */
   leafCount: number;
 }
 
-/** Where a TreeDef's check runs. */
+/** Where a TreeDef's check runs, and the minor version its payload's header says. */
 export interface TreeDefCheckContext {
   readonly path: string;
   readonly limits: DecodeLimits;
+  readonly minorVersion?: number;
 }
 
-/** Flattens a PyTreeDef into packed preorder columns, about a byte per node. */
-export function lower(treedef: PyTreeDef): TreeDef {
+/** Where a TreeDef is lowered, and the minor version the payload targets. */
+export interface TreeDefLowerContext {
+  readonly path: string;
+  readonly targetMinorVersion: number;
+}
+
+/**
+ * Flattens a PyTreeDef into packed preorder columns, about a byte per node. For a 1.0 target,
+ * an ordered dict or a defaultdict without a factory is the custom node 1.0 wrote for it.
+ */
+export function lower(
+  treedef: PyTreeDef,
+  ctx: TreeDefLowerContext = { path: "treedef", targetMinorVersion: SCHEMA_MINOR_VERSION },
+): TreeDef {
+  const { path, targetMinorVersion: target } = ctx;
   const out: TreeDef = {
     kinds: [],
     arities: [],
@@ -40,19 +75,38 @@ export function lower(treedef: PyTreeDef): TreeDef {
     nodeTypes: [],
     typeRefs: [],
     nodeData: [],
+    keys: [],
   };
   const stringIndex = new Map<string, number>();
+  const keyIndex = new Map<string, number>();
   const typeIndex = new Map<string, number>();
+  // A key that is not a str is written as -1 - (its index in `keys`) until `strings` is whole.
+  const poolRef = (key: DictKey, at: string): number => {
+    if (typeof key === "string") return intern(stringIndex, key, () => out.strings.push(key));
+    refuseNewer(at, `dict key ${dictKeyText(key)}`, KEYS_SINCE, target);
+    const message = keyMessage(key, at);
+    return -1 - intern(keyIndex, `${typeof key}${key}`, () => out.keys.push(message));
+  };
   const stack: TreeNode[] = [treedef.root];
   while (stack.length > 0) {
-    const node = stack.pop() as TreeNode;
-    out.kinds.push(NODE_KINDS.values[node.kind]);
+    let node = stack.pop() as TreeNode;
+    const at = `${path}.kinds[${out.kinds.length}]`;
+    if (target < 1) node = asVersion0Node(node, at);
+    const kind = NODE_KINDS.values[node.kind];
+    refuseNewer(at, node.kind, valueSince(NodeKindSchema, kind), target);
+    out.kinds.push(kind);
     if (!("children" in node)) continue;
     out.arities.push(node.children.length);
-    if (node.kind === "dict") {
-      refuseDictKeys(node.keys, node.children.length);
-      for (const key of node.keys)
-        out.dictKeys.push(intern(stringIndex, key, () => out.strings.push(key)));
+    if (node.kind === "dict" || node.kind === "ordered_dict" || node.kind === "default_dict") {
+      refuseDictKeys(node.keys, node.children.length, node.kind !== "ordered_dict");
+      for (const key of node.keys) out.dictKeys.push(poolRef(key, at));
+      if (node.kind === "default_dict") {
+        const name = node.defaultFactory ?? "";
+        const typeKey = JSON.stringify([name, []]);
+        out.typeRefs.push(
+          intern(typeIndex, typeKey, () => out.nodeTypes.push({ name, fields: [] })),
+        );
+      }
     } else if (node.kind === "namedtuple" || node.kind === "custom") {
       const fields = node.kind === "namedtuple" ? [...node.fields] : [];
       if (node.kind === "namedtuple" && fields.length !== node.children.length) {
@@ -69,7 +123,55 @@ export function lower(treedef: PyTreeDef): TreeDef {
     }
     for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
   }
+  const strings = out.strings.length;
+  out.dictKeys = out.dictKeys.map((ref) => (ref < 0 ? strings - 1 - ref : ref));
   return out;
+}
+
+/** A key that is not a str, as its message. */
+function keyMessage(key: Exclude<DictKey, string>, at: string): DictKeyMessage {
+  if (key === null) return { key: { $case: "none", value: true } };
+  if (typeof key === "boolean") return { key: { $case: "bool", value: key } };
+  if (key < INT64_MIN || key > INT64_MAX)
+    throw new EncodeError(at, `dict key ${key} does not fit in int64`);
+  return { key: { $case: "int", value: key } };
+}
+
+/**
+ * A node as colocated.v1.0 writes it: an ordered dict, and a defaultdict whose factory is
+ * None, were custom nodes whose data is compact JSON of their aux data (as Python's JSON
+ * writes it), which a 1.0 reader still reads. Other nodes are themselves.
+ */
+function asVersion0Node(node: TreeNode, at: string): TreeNode {
+  if (node.kind === "ordered_dict") {
+    const data = `j${keysJson(node.keys)}`;
+    const nodeData = new TextEncoder().encode(data);
+    return {
+      kind: "custom",
+      typeName: "collections.OrderedDict",
+      nodeData,
+      children: node.children,
+    };
+  }
+  if (node.kind === "default_dict" && node.defaultFactory === null) {
+    const nodeData = new TextEncoder().encode(`j[null,${keysJson(node.keys)}]`);
+    return {
+      kind: "custom",
+      typeName: "collections.defaultdict",
+      nodeData,
+      children: node.children,
+    };
+  }
+  if (node.kind === "default_dict") {
+    refuseNewer(at, `default_dict with default_factory ${node.defaultFactory}`, 1, 0);
+  }
+  return node;
+}
+
+/** Keys as JSON, as Python's json.dumps writes them compactly (ensure_ascii off). */
+function keysJson(keys: readonly DictKey[]): string {
+  const items = keys.map((k) => (typeof k === "bigint" ? k.toString() : JSON.stringify(k)));
+  return `[${items.join(",")}]`;
 }
 
 type Column = "arities" | "dictKeys" | "typeRefs" | "nodeData";
@@ -82,6 +184,7 @@ type Column = "arities" | "dictKeys" | "typeRefs" | "nodeData";
  */
 export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts {
   const { path, limits } = ctx;
+  const minorVersion = ctx.minorVersion ?? SCHEMA_MINOR_VERSION;
   const { kinds } = message;
   if (kinds.length > limits.maxTreeNodes) {
     throw new DecodeError(
@@ -119,7 +222,12 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
       case NodeKind.NODE_KIND_LIST:
       case NodeKind.NODE_KIND_DICT:
       case NodeKind.NODE_KIND_NAMEDTUPLE:
-      case NodeKind.NODE_KIND_CUSTOM: {
+      case NodeKind.NODE_KIND_CUSTOM:
+      case NodeKind.NODE_KIND_ORDERED_DICT:
+      case NodeKind.NODE_KIND_DEFAULT_DICT: {
+        const since = valueSince(NodeKindSchema, kinds[i]);
+        if (since > 0)
+          requireVersion(at(), NODE_KINDS.name(kinds[i]) as string, since, minorVersion);
         const a = take("arities", i);
         arity = message.arities[a];
         if (arity > kinds.length - i - 1) {
@@ -129,11 +237,14 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
             `node ${i} claims ${arity} children, only ${kinds.length - i - 1} nodes follow`,
           );
         }
-        checkContainer(message, kinds[i], arity, { i, a, path, take, used, facts });
+        checkContainer(message, kinds[i], arity, { i, a, path, take, used, facts, minorVersion });
         break;
       }
       default:
-        throw new DecodeError(at(), "unknown-enum", `unknown node kind ${kinds[i]}`);
+        throw (
+          newerValue(at(), `node kind ${kinds[i]}`, minorVersion) ??
+          new DecodeError(at(), "unknown-enum", `unknown node kind ${kinds[i]}`)
+        );
     }
     if (arity > 0) {
       if (awaited.length >= limits.maxTreeDepth) {
@@ -181,8 +292,18 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
     } else {
       arity = arities[a++];
       const children: TreeNode[] = [];
-      if (kind === NodeKind.NODE_KIND_DICT) {
-        node = { kind: "dict", keys: dictKeys.slice(k, k + arity), children };
+      if (kind === NodeKind.NODE_KIND_DICT || kind === NodeKind.NODE_KIND_ORDERED_DICT) {
+        const name = kind === NodeKind.NODE_KIND_DICT ? "dict" : "ordered_dict";
+        node = { kind: name, keys: dictKeys.slice(k, k + arity), children };
+        k += arity;
+      } else if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) {
+        const defaultFactory = types[t++].name || null;
+        node = {
+          kind: "default_dict",
+          defaultFactory,
+          keys: dictKeys.slice(k, k + arity),
+          children,
+        };
         k += arity;
       } else if (kind === NodeKind.NODE_KIND_NAMEDTUPLE) {
         const { name, fields } = types[t++];
@@ -232,20 +353,27 @@ interface Cursor {
   take: (column: Column, i: number) => number;
   used: Record<Column, number>;
   facts: TreeDefFacts;
+  minorVersion: number;
 }
 
 /** Checks what a container node takes from the other columns, and records it in the facts. */
 function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cursor): void {
   const { i, path } = at;
   if (kind === NodeKind.NODE_KIND_TUPLE || kind === NodeKind.NODE_KIND_LIST) return;
-  if (kind === NodeKind.NODE_KIND_DICT) {
-    checkDictKeys(message, arity, at);
+  if (kind === NodeKind.NODE_KIND_DICT || kind === NodeKind.NODE_KIND_ORDERED_DICT) {
+    checkDictKeys(message, arity, at, kind === NodeKind.NODE_KIND_DICT);
     return;
   }
+  if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) checkDictKeys(message, arity, at, true);
   const t = at.take("typeRefs", i);
   const ref = message.typeRefs[t];
   const type = lookUp(message.nodeTypes, ref, `${path}.type_refs[${t}]`, ["node type", "types"]);
-  if (kind === NodeKind.NODE_KIND_CUSTOM) {
+  if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) {
+    if (type.fields.length > 0) {
+      const detail = `the default_factory of a defaultdict has no fields, node type ${ref} has`;
+      throw new DecodeError(`${path}.node_types[${ref}].fields`, "invalid-value", detail);
+    }
+  } else if (kind === NodeKind.NODE_KIND_CUSTOM) {
     at.take("nodeData", i);
   } else {
     if (type.fields.length !== arity) {
@@ -260,8 +388,11 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
   at.facts.types.push(type);
 }
 
-/** A dict's keys: enough of them, each a string, strictly increasing by code point. */
-function checkDictKeys(message: TreeDef, arity: number, at: Cursor): void {
+/**
+ * A dict's keys: enough of them, each in the key pool (one that is not a str only from 1.1
+ * on), strictly increasing as JAX sorts them when `sorted`, else distinct.
+ */
+function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: boolean): void {
   const { path } = at;
   const first = at.used.dictKeys;
   if (first + arity > message.dictKeys.length) {
@@ -269,18 +400,50 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor): void {
   }
   at.used.dictKeys += arity;
   const keys = at.facts.dictKeys;
+  const { strings } = message;
+  const seen = new Set<string>();
   for (let j = first; j < first + arity; j++) {
     const ref = message.dictKeys[j];
-    const key = lookUp(message.strings, ref, `${path}.dict_keys[${j}]`, ["string", "strings"]);
-    if (j > first && compareCodePoints(keys[j - 1], key) >= 0) {
-      throw new DecodeError(
-        `${path}.dict_keys[${j}]`,
-        "invalid-tree",
-        `dict keys at node ${at.i} are not sorted and distinct`,
-      );
+    const where = `${path}.dict_keys[${j}]`;
+    let key: DictKey;
+    if (ref < strings.length || message.keys.length === 0) {
+      key = lookUp(strings, ref, where, ["string", "strings"]);
+    } else {
+      requireVersion(where, "a dict key that is not a str", KEYS_SINCE, at.minorVersion);
+      const m = ref - strings.length;
+      const item = lookUp(message.keys, m, where, ["key", "keys of strings and keys"]);
+      key = keyValue(item, `${path}.keys[${m}]`);
     }
+    const problem = sorted
+      ? j > first && keysOrderProblem(keys[j - 1], key)
+      : !addDistinct(seen, key) && `dict key ${dictKeyText(key)} repeats`;
+    if (problem) throw new DecodeError(where, "invalid-tree", `node ${at.i}: ${problem}`);
     keys.push(key);
   }
+}
+
+/** Why `a` may not come before `b` in a sorted dict, or undefined. */
+function keysOrderProblem(a: DictKey, b: DictKey): string | undefined {
+  return sortedKeysProblem([a, b])?.detail;
+}
+
+/** Adds a key to the keys seen; false when an equal key (in Python's sense) was there. */
+function addDistinct(seen: Set<string>, key: DictKey): boolean {
+  const identity = dictKeyIdentity(key);
+  if (seen.has(identity)) return false;
+  seen.add(identity);
+  return true;
+}
+
+/** A DictKey message's value: one of its cases, and `none` only as true. */
+function keyValue(message: DictKeyMessage, path: string): DictKey {
+  const { key } = message;
+  if (!key) throw new DecodeError(path, "missing", "a dict key has no value");
+  if (key.$case === "none") {
+    if (!key.value) throw new DecodeError(`${path}.none`, "invalid-value", "none is true when set");
+    return null;
+  }
+  return key.value;
 }
 
 /** The item that the column value `ref` at `path` names, which must exist. */
@@ -333,18 +496,15 @@ function intern(index: Map<string, number>, key: string, append: () => number): 
   return found;
 }
 
-/** A dict node's keys as lowering requires them: one per child, sorted and distinct. */
-function refuseDictKeys(keys: readonly string[], arity: number): void {
+/**
+ * A dict node's keys as lowering requires them: one per child, distinct, and sorted as JAX
+ * sorts them when `sorted`.
+ */
+function refuseDictKeys(keys: readonly DictKey[], arity: number, sorted: boolean): void {
   if (keys.length !== arity)
     throw new EncodeError("treedef", `a dict has ${keys.length} keys but ${arity} children`);
-  for (let i = 1; i < keys.length; i++) {
-    if (compareCodePoints(keys[i - 1], keys[i]) >= 0) {
-      throw new EncodeError(
-        "treedef",
-        `dict keys must be distinct and sorted: "${keys[i - 1]}" before "${keys[i]}"`,
-      );
-    }
-  }
+  const problem = sorted ? sortedKeysProblem(keys) : distinctKeysProblem(keys);
+  if (problem) throw new EncodeError("treedef", problem.detail);
 }
 
 function snake(name: string): string {

@@ -1,11 +1,13 @@
 import { EncodeError } from "../errors";
 import { LEAF, NONE, PyTreeDef, type TreeNode } from "./tree";
-import { CustomNode, NamedTuple, Tuple } from "./tree-values";
+import { type DictKey, sortDictKeys } from "./tree-dict-keys";
+import { CustomNode, DefaultDict, NamedTuple, OrderedDict, Tuple } from "./tree-values";
 import { compareCodePoints } from "./value-key";
 
 /**
  * Splits a pytree into its structure and its leaves, like jax.tree_util.tree_flatten:
- * plain objects are dicts, arrays are lists, `null` is None, and Tuple, NamedTuple and
+ * plain objects are dicts (and so are Maps, whose keys may be ints, bools and null too),
+ * arrays are lists, `null` is None, and Tuple, NamedTuple, OrderedDict, DefaultDict and
  * CustomNode mark the other node kinds. Anything else is a leaf.
  */
 export function treeFlatten<T = unknown>(tree: unknown): { treedef: PyTreeDef; leaves: T[] } {
@@ -24,6 +26,20 @@ export function treeFlatten<T = unknown>(tree: unknown): { treedef: PyTreeDef; l
       const { typeName, nodeData } = value;
       return { kind: "custom", typeName, nodeData, children: children(value.children) };
     }
+    if (value instanceof OrderedDict) {
+      const keys = value.entries.map(([k]) => dictKey(k));
+      return { kind: "ordered_dict", keys, children: children(value.entries.map(([, v]) => v)) };
+    }
+    if (value instanceof Map || value instanceof DefaultDict) {
+      const pairs = value instanceof Map ? [...value.entries()] : value.entries;
+      const entries = new Map(pairs.map(([k, v]) => [dictKey(k), v]));
+      const keys = sortDictKeys([...entries.keys()]);
+      if (typeof keys === "string") throw new EncodeError("tree", keys);
+      const values = children(keys.map((k) => entries.get(k)));
+      if (value instanceof Map) return { kind: "dict", keys, children: values };
+      const { defaultFactory } = value;
+      return { kind: "default_dict", defaultFactory, keys, children: values };
+    }
     if (isPlainObject(value)) {
       const keys = Object.keys(value).sort(compareCodePoints);
       return { kind: "dict", keys, children: children(keys.map((k) => value[k])) };
@@ -34,7 +50,10 @@ export function treeFlatten<T = unknown>(tree: unknown): { treedef: PyTreeDef; l
   return { treedef: new PyTreeDef(visit(tree, 0)), leaves };
 }
 
-/** Rebuilds a pytree from its structure and leaves, like jax.tree_util.tree_unflatten. */
+/**
+ * Rebuilds a pytree from its structure and leaves, like jax.tree_util.tree_unflatten. A dict
+ * whose keys are all strings is a plain object; any other dict is a Map.
+ */
 export function treeUnflatten<T = unknown>(treedef: PyTreeDef, leaves: readonly T[]): unknown {
   if (leaves.length !== treedef.numLeaves) {
     throw new TypeError(`treedef has ${treedef.numLeaves} leaves, got ${leaves.length}`);
@@ -50,8 +69,18 @@ export function treeUnflatten<T = unknown>(treedef: PyTreeDef, leaves: readonly 
         return node.children.map(build);
       case "tuple":
         return new Tuple(node.children.map(build));
-      case "dict":
-        return Object.fromEntries(node.keys.map((k, i) => [k, build(node.children[i])]));
+      case "dict": {
+        const entries = node.keys.map((k, i) => [k, build(node.children[i])] as const);
+        const strings = node.keys.every((k) => typeof k === "string");
+        return strings ? Object.fromEntries(entries) : new Map(entries);
+      }
+      case "ordered_dict":
+        return new OrderedDict(node.keys.map((k, i) => [k, build(node.children[i])]));
+      case "default_dict":
+        return new DefaultDict(
+          node.defaultFactory,
+          node.keys.map((k, i) => [k, build(node.children[i])]),
+        );
       case "namedtuple":
         return new NamedTuple(node.typeName, node.fields, node.children.map(build));
       case "custom":
@@ -59,6 +88,25 @@ export function treeUnflatten<T = unknown>(treedef: PyTreeDef, leaves: readonly 
     }
   };
   return build(treedef.root);
+}
+
+/** A Map key as a dict key: a JavaScript integer is a Python int. */
+function dictKey(key: unknown): DictKey {
+  if (typeof key === "number") {
+    if (Number.isSafeInteger(key)) return BigInt(key);
+    throw new EncodeError("tree", `dict key ${key} is not a safe integer`);
+  }
+  if (
+    key === null ||
+    typeof key === "string" ||
+    typeof key === "bigint" ||
+    typeof key === "boolean"
+  )
+    return key;
+  throw new EncodeError(
+    "tree",
+    `a dict key must be a string, integer, boolean or null, not ${typeof key}`,
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

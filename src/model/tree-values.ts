@@ -1,3 +1,5 @@
+import type { DictKey } from "./tree-dict-keys";
+
 /** A Python tuple in a TypeScript pytree (plain arrays are lists). */
 export class Tuple {
   readonly items: readonly unknown[];
@@ -33,4 +35,26 @@ export class CustomNode {
     readonly nodeData: Uint8Array,
     readonly children: readonly unknown[],
   ) {}
+}
+
+/** A collections.OrderedDict: its entries in insertion order (colocated.v1.1). */
+export class OrderedDict {
+  readonly entries: readonly (readonly [DictKey, unknown])[];
+  constructor(entries: Iterable<readonly [DictKey, unknown]>) {
+    this.entries = Object.freeze([...entries]);
+  }
+}
+
+/**
+ * A collections.defaultdict (colocated.v1.1): its default_factory by "module.QualName" (null
+ * for None) and its entries; a pytree lists them sorted, as JAX does.
+ */
+export class DefaultDict {
+  readonly entries: readonly (readonly [DictKey, unknown])[];
+  constructor(
+    readonly defaultFactory: string | null,
+    entries: Iterable<readonly [DictKey, unknown]>,
+  ) {
+    this.entries = Object.freeze([...entries]);
+  }
 }

@@ -1,6 +1,10 @@
+import type { DictKey } from "./tree-dict-keys";
 import { ValueObject } from "./value-key";
 
-/** One node of a PyTreeDef. Dict keys are sorted by code point, as JAX sorts them. */
+/**
+ * One node of a PyTreeDef. A dict's keys are sorted as JAX sorts them (str by code point, int
+ * and bool by value); an ordered dict keeps its insertion order.
+ */
 export type TreeNode =
   | { readonly kind: "leaf" }
   | { readonly kind: "none" }
@@ -8,7 +12,21 @@ export type TreeNode =
   | { readonly kind: "list"; readonly children: readonly TreeNode[] }
   | {
       readonly kind: "dict";
-      readonly keys: readonly string[];
+      readonly keys: readonly DictKey[];
+      readonly children: readonly TreeNode[];
+    }
+  | {
+      /** A collections.OrderedDict (colocated.v1.1). */
+      readonly kind: "ordered_dict";
+      readonly keys: readonly DictKey[];
+      readonly children: readonly TreeNode[];
+    }
+  | {
+      /** A collections.defaultdict (colocated.v1.1); its keys are sorted as a dict's. */
+      readonly kind: "default_dict";
+      /** "module.QualName" of its default_factory, or null for None. */
+      readonly defaultFactory: string | null;
+      readonly keys: readonly DictKey[];
       readonly children: readonly TreeNode[];
     }
   | {
@@ -52,9 +70,11 @@ export class PyTreeDef extends ValueObject {
   }
 
   protected computeKey(): string {
-    return `PyTreeDef(${JSON.stringify(this.root, (_, v) =>
-      v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v,
-    )})`;
+    return `PyTreeDef(${JSON.stringify(this.root, (_, v) => {
+      if (v instanceof Uint8Array) return Buffer.from(v).toString("base64");
+      // An int key is not its str: 1 and "1" are two keys.
+      return typeof v === "bigint" ? { int: v.toString() } : v;
+    })})`;
   }
 }
 

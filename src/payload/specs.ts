@@ -16,7 +16,10 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
     throw new EncodeError(path, `treedef has ${tree.numLeaves} leaves, got ${leaves.length}`);
   }
   return {
-    treedef: treedef.lower(tree),
+    treedef: treedef.lower(tree, {
+      path: `${path}.treedef`,
+      targetMinorVersion: ctx.targetMinorVersion,
+    }),
     leaves: leaves.map((leaf, i) => {
       if (leaf instanceof ShapeDtypeStruct) return table.add(leaf, `${path}.leaves[${i}]`);
       throw new EncodeError(`${path}.leaves[${i}]`, "a spec leaf must be a ShapeDtypeStruct");
@@ -26,10 +29,10 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
 
 /** Checks specs: a treedef, then one ArraySpec reference per leaf; returns the treedef's facts. */
 export function check(message: SpecsMessage | undefined, ctx: CheckContext): treedef.TreeDefFacts {
-  const { path, refs, limits } = ctx;
+  const { path, refs, limits, minorVersion } = ctx;
   if (!message) throw new DecodeError(path, "missing", "specs are required");
   if (!message.treedef) throw new DecodeError(`${path}.treedef`, "missing", "specs need a treedef");
-  const facts = treedef.check(message.treedef, { path: `${path}.treedef`, limits });
+  const facts = treedef.check(message.treedef, { path: `${path}.treedef`, limits, minorVersion });
   if (message.leaves.length !== facts.leafCount) {
     throw new DecodeError(
       `${path}.leaves`,

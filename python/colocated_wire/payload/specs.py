@@ -37,7 +37,8 @@ def lower(
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, jax.ShapeDtypeStruct):
             raise EncodeError(f"leaf {i} is a {type(leaf).__name__}, not a ShapeDtypeStruct")
-    msg = payload_pb2.Specs(treedef=treedef.lower(tree))
+    target = ctx.builder.target_minor_version
+    msg = payload_pb2.Specs(treedef=treedef.lower(tree, target, f"{path}.treedef"))
     indices: list[int] = []
     add, append = ctx.builder.add, indices.append
     try:

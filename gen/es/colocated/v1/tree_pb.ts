@@ -5,20 +5,22 @@
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_colocated_v1_limit } from "./limit_pb";
+import { file_colocated_v1_version } from "./version_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file colocated/v1/tree.proto.
  */
 export const file_colocated_v1_tree: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIukBCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUiLgoITm9kZVR5cGUSDAoEbmFtZRgBIAEoCRIUCgZmaWVsZHMYAiADKAlCBIi1GAUqugEKCE5vZGVLaW5kEhkKFU5PREVfS0lORF9VTlNQRUNJRklFRBAAEhIKDk5PREVfS0lORF9MRUFGEAESEgoOTk9ERV9LSU5EX05PTkUQAhITCg9OT0RFX0tJTkRfVFVQTEUQAxISCg5OT0RFX0tJTkRfTElTVBAEEhIKDk5PREVfS0lORF9ESUNUEAUSGAoUTk9ERV9LSU5EX05BTUVEVFVQTEUQBhIUChBOT0RFX0tJTkRfQ1VTVE9NEAdiBnByb3RvMw", [file_colocated_v1_limit]);
+  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIpgCCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYASI/CgdEaWN0S2V5Eg0KA2ludBgBIAEoEkgAEg4KBGJvb2wYAiABKAhIABIOCgRub25lGAMgASgISABCBQoDa2V5Ii4KCE5vZGVUeXBlEgwKBG5hbWUYASABKAkSFAoGZmllbGRzGAIgAygJQgSItRgFKv4BCghOb2RlS2luZBIZChVOT0RFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5OT0RFX0tJTkRfTEVBRhABEhIKDk5PREVfS0lORF9OT05FEAISEwoPTk9ERV9LSU5EX1RVUExFEAMSEgoOTk9ERV9LSU5EX0xJU1QQBBISCg5OT0RFX0tJTkRfRElDVBAFEhgKFE5PREVfS0lORF9OQU1FRFRVUExFEAYSFAoQTk9ERV9LSU5EX0NVU1RPTRAHEiAKFk5PREVfS0lORF9PUkRFUkVEX0RJQ1QQCBoEkLUYARIgChZOT0RFX0tJTkRfREVGQVVMVF9ESUNUEAkaBJC1GAFiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_version]);
 
 /**
  * A PyTreeDef, flattened into packed columns so that a node costs about a
  * byte, not a message.
  *
  * Nodes are listed in preorder. Container nodes (TUPLE, LIST, DICT,
- * NAMEDTUPLE, CUSTOM) take their children from the nodes that follow.
+ * NAMEDTUPLE, CUSTOM, ORDERED_DICT, DEFAULT_DICT) take their children from the
+ * nodes that follow.
  *
  * @generated from message colocated.v1.TreeDef
  */
@@ -45,22 +47,29 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
   strings: string[];
 
   /**
-   * For each DICT node in preorder, its keys as indexes into `strings`, in
-   * strictly increasing code-point order of the keys.
+   * For each DICT, ORDERED_DICT and DEFAULT_DICT node in preorder, its keys as
+   * indexes into the key pool: `strings`, then `keys` (index len(strings) + j
+   * is keys[j]). A DICT's and a DEFAULT_DICT's keys are sorted as JAX sorts
+   * them: all str in strictly increasing code-point order, or all int and bool
+   * in strictly increasing numeric order (False is 0, True is 1), or a sole
+   * None. An ORDERED_DICT's keys are distinct, in insertion order.
    *
    * @generated from field: repeated uint32 dict_keys = 4 [packed = true];
    */
   dictKeys: number[];
 
   /**
-   * The distinct NAMEDTUPLE and CUSTOM node types, in first-use order.
+   * The distinct NAMEDTUPLE and CUSTOM node types and DEFAULT_DICT factories,
+   * in first-use order.
    *
    * @generated from field: repeated colocated.v1.NodeType node_types = 5;
    */
   nodeTypes: NodeType[];
 
   /**
-   * One per NAMEDTUPLE or CUSTOM node, in preorder: index into node_types.
+   * One per NAMEDTUPLE, CUSTOM or DEFAULT_DICT node, in preorder: index into
+   * node_types. A DEFAULT_DICT's node type is its default_factory's qualified
+   * name (empty for None), with no fields.
    *
    * @generated from field: repeated uint32 type_refs = 6 [packed = true];
    */
@@ -72,6 +81,14 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
    * @generated from field: repeated bytes node_data = 7;
    */
   nodeData: Uint8Array[];
+
+  /**
+   * The distinct dict keys that are not str, in the order a preorder walk
+   * first uses them; dict_keys name them after `strings`.
+   *
+   * @generated from field: repeated colocated.v1.DictKey keys = 8;
+   */
+  keys: DictKey[];
 };
 
 /**
@@ -80,6 +97,49 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
  */
 export const TreeDefSchema: GenMessage<TreeDef> = /*@__PURE__*/
   messageDesc(file_colocated_v1_tree, 0);
+
+/**
+ * A dict key that is not a str.
+ *
+ * @generated from message colocated.v1.DictKey
+ */
+export type DictKey = Message<"colocated.v1.DictKey"> & {
+  /**
+   * @generated from oneof colocated.v1.DictKey.key
+   */
+  key: {
+    /**
+     * A Python int within int64.
+     *
+     * @generated from field: sint64 int = 1;
+     */
+    value: bigint;
+    case: "int";
+  } | {
+    /**
+     * A Python bool.
+     *
+     * @generated from field: bool bool = 2;
+     */
+    value: boolean;
+    case: "bool";
+  } | {
+    /**
+     * Python's None (the value is true).
+     *
+     * @generated from field: bool none = 3;
+     */
+    value: boolean;
+    case: "none";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message colocated.v1.DictKey.
+ * Use `create(DictKeySchema)` to create a new message.
+ */
+export const DictKeySchema: GenMessage<DictKey> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_tree, 1);
 
 /**
  * A namedtuple class or a registered custom node type.
@@ -107,7 +167,7 @@ export type NodeType = Message<"colocated.v1.NodeType"> & {
  * Use `create(NodeTypeSchema)` to create a new message.
  */
 export const NodeTypeSchema: GenMessage<NodeType> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_tree, 1);
+  messageDesc(file_colocated_v1_tree, 2);
 
 /**
  * Kinds of PyTreeDef node.
@@ -156,6 +216,21 @@ export enum NodeKind {
    * @generated from enum value: NODE_KIND_CUSTOM = 7;
    */
   CUSTOM = 7,
+
+  /**
+   * A collections.OrderedDict: its keys in insertion order, as JAX keeps them.
+   *
+   * @generated from enum value: NODE_KIND_ORDERED_DICT = 8;
+   */
+  ORDERED_DICT = 8,
+
+  /**
+   * A collections.defaultdict: its keys sorted as a DICT's, and its
+   * default_factory as a node type (see TreeDef.type_refs).
+   *
+   * @generated from enum value: NODE_KIND_DEFAULT_DICT = 9;
+   */
+  DEFAULT_DICT = 9,
 }
 
 /**

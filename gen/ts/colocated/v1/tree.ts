@@ -22,6 +22,13 @@ export enum NodeKind {
   NODE_KIND_NAMEDTUPLE = 6,
   /** NODE_KIND_CUSTOM - A custom registered node, dataclasses included. */
   NODE_KIND_CUSTOM = 7,
+  /** NODE_KIND_ORDERED_DICT - A collections.OrderedDict: its keys in insertion order, as JAX keeps them. */
+  NODE_KIND_ORDERED_DICT = 8,
+  /**
+   * NODE_KIND_DEFAULT_DICT - A collections.defaultdict: its keys sorted as a DICT's, and its
+   * default_factory as a node type (see TreeDef.type_refs).
+   */
+  NODE_KIND_DEFAULT_DICT = 9,
   UNRECOGNIZED = -1,
 }
 
@@ -51,6 +58,12 @@ export function nodeKindFromJSON(object: any): NodeKind {
     case 7:
     case "NODE_KIND_CUSTOM":
       return NodeKind.NODE_KIND_CUSTOM;
+    case 8:
+    case "NODE_KIND_ORDERED_DICT":
+      return NodeKind.NODE_KIND_ORDERED_DICT;
+    case 9:
+    case "NODE_KIND_DEFAULT_DICT":
+      return NodeKind.NODE_KIND_DEFAULT_DICT;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -76,6 +89,10 @@ export function nodeKindToJSON(object: NodeKind): string {
       return "NODE_KIND_NAMEDTUPLE";
     case NodeKind.NODE_KIND_CUSTOM:
       return "NODE_KIND_CUSTOM";
+    case NodeKind.NODE_KIND_ORDERED_DICT:
+      return "NODE_KIND_ORDERED_DICT";
+    case NodeKind.NODE_KIND_DEFAULT_DICT:
+      return "NODE_KIND_DEFAULT_DICT";
     case NodeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -87,7 +104,8 @@ export function nodeKindToJSON(object: NodeKind): string {
  * byte, not a message.
  *
  * Nodes are listed in preorder. Container nodes (TUPLE, LIST, DICT,
- * NAMEDTUPLE, CUSTOM) take their children from the nodes that follow.
+ * NAMEDTUPLE, CUSTOM, ORDERED_DICT, DEFAULT_DICT) take their children from the
+ * nodes that follow.
  */
 export interface TreeDef {
   /** Every node's kind, in preorder. */
@@ -97,16 +115,48 @@ export interface TreeDef {
   /** The distinct dict keys, in the order a preorder walk first uses them. */
   strings: string[];
   /**
-   * For each DICT node in preorder, its keys as indexes into `strings`, in
-   * strictly increasing code-point order of the keys.
+   * For each DICT, ORDERED_DICT and DEFAULT_DICT node in preorder, its keys as
+   * indexes into the key pool: `strings`, then `keys` (index len(strings) + j
+   * is keys[j]). A DICT's and a DEFAULT_DICT's keys are sorted as JAX sorts
+   * them: all str in strictly increasing code-point order, or all int and bool
+   * in strictly increasing numeric order (False is 0, True is 1), or a sole
+   * None. An ORDERED_DICT's keys are distinct, in insertion order.
    */
   dictKeys: number[];
-  /** The distinct NAMEDTUPLE and CUSTOM node types, in first-use order. */
+  /**
+   * The distinct NAMEDTUPLE and CUSTOM node types and DEFAULT_DICT factories,
+   * in first-use order.
+   */
   nodeTypes: NodeType[];
-  /** One per NAMEDTUPLE or CUSTOM node, in preorder: index into node_types. */
+  /**
+   * One per NAMEDTUPLE, CUSTOM or DEFAULT_DICT node, in preorder: index into
+   * node_types. A DEFAULT_DICT's node type is its default_factory's qualified
+   * name (empty for None), with no fields.
+   */
   typeRefs: number[];
   /** One per CUSTOM node, in preorder: the node's auxiliary data, opaque. */
   nodeData: Uint8Array[];
+  /**
+   * The distinct dict keys that are not str, in the order a preorder walk
+   * first uses them; dict_keys name them after `strings`.
+   */
+  keys: DictKey[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A dict key that is not a str. */
+export interface DictKey {
+  key?:
+    | //
+    /** A Python int within int64. */
+    { $case: "int"; value: bigint }
+    | //
+    /** A Python bool. */
+    { $case: "bool"; value: boolean }
+    | //
+    /** Python's None (the value is true). */
+    { $case: "none"; value: boolean }
+    | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -128,6 +178,7 @@ function createBaseTreeDef(): TreeDef {
     nodeTypes: [],
     typeRefs: [],
     nodeData: [],
+    keys: [],
     _unknownFields: {},
   };
 }
@@ -170,6 +221,9 @@ export const TreeDef: MessageFns<TreeDef> = {
     }
     for (const v of message.nodeData) {
       writer.uint32(58).bytes(v!);
+    }
+    for (const v of message.keys) {
+      DictKey.encode(v!, writer.uint32(66).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -291,6 +345,14 @@ export const TreeDef: MessageFns<TreeDef> = {
             message.nodeData.push(reader.bytes());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.keys.push(DictKey.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -336,6 +398,9 @@ export const TreeDef: MessageFns<TreeDef> = {
         : globalThis.Array.isArray(object?.node_data)
         ? object.node_data.map((e: any) => bytesFromBase64(e))
         : [],
+      keys: globalThis.Array.isArray(object?.keys)
+        ? object.keys.map((e: any) => DictKey.fromJSON(e))
+        : [],
     };
   },
 
@@ -362,6 +427,9 @@ export const TreeDef: MessageFns<TreeDef> = {
     if (message.nodeData?.length) {
       obj.nodeData = message.nodeData.map((e) => base64FromBytes(e));
     }
+    if (message.keys?.length) {
+      obj.keys = message.keys.map((e) => DictKey.toJSON(e));
+    }
     return obj;
   },
 
@@ -377,6 +445,148 @@ export const TreeDef: MessageFns<TreeDef> = {
     message.nodeTypes = object.nodeTypes?.map((e) => NodeType.fromPartial(e)) || [];
     message.typeRefs = object.typeRefs?.map((e) => e) || [];
     message.nodeData = object.nodeData?.map((e) => e) || [];
+    message.keys = object.keys?.map((e) => DictKey.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDictKey(): DictKey {
+  return { key: undefined, _unknownFields: {} };
+}
+
+export const DictKey: MessageFns<DictKey> = {
+  encode(message: DictKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.key?.$case) {
+      case "int":
+        if (BigInt.asIntN(64, message.key.value) !== message.key.value) {
+          throw new globalThis.Error("value provided for field message.key.value of type sint64 too large");
+        }
+        writer.uint32(8).sint64(message.key.value);
+        break;
+      case "bool":
+        writer.uint32(16).bool(message.key.value);
+        break;
+      case "none":
+        writer.uint32(24).bool(message.key.value);
+        break;
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DictKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDictKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.key = { $case: "int", value: reader.sint64() as bigint };
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.key = { $case: "bool", value: reader.bool() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.key = { $case: "none", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DictKey {
+    return {
+      key: isSet(object.int)
+        ? { $case: "int", value: BigInt(object.int) }
+        : isSet(object.bool)
+        ? { $case: "bool", value: globalThis.Boolean(object.bool) }
+        : isSet(object.none)
+        ? { $case: "none", value: globalThis.Boolean(object.none) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: DictKey): unknown {
+    const obj: any = {};
+    if (message.key?.$case === "int") {
+      obj.int = message.key.value.toString();
+    } else if (message.key?.$case === "bool") {
+      obj.bool = message.key.value;
+    } else if (message.key?.$case === "none") {
+      obj.none = message.key.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DictKey>, I>>(base?: I): DictKey {
+    return DictKey.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DictKey>, I>>(object: I): DictKey {
+    const message = createBaseDictKey();
+    switch (object.key?.$case) {
+      case "int": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "int", value: BigInt(object.key.value) };
+        }
+        break;
+      }
+      case "bool": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "bool", value: object.key.value };
+        }
+        break;
+      }
+      case "none": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "none", value: object.key.value };
+        }
+        break;
+      }
+    }
     return message;
   },
 };

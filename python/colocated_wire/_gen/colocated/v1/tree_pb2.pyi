@@ -1,4 +1,5 @@
 from colocated_wire._gen.colocated.v1 import limit_pb2 as _limit_pb2
+from colocated_wire._gen.colocated.v1 import version_pb2 as _version_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -18,6 +19,8 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NODE_KIND_DICT: _ClassVar[NodeKind]
     NODE_KIND_NAMEDTUPLE: _ClassVar[NodeKind]
     NODE_KIND_CUSTOM: _ClassVar[NodeKind]
+    NODE_KIND_ORDERED_DICT: _ClassVar[NodeKind]
+    NODE_KIND_DEFAULT_DICT: _ClassVar[NodeKind]
 NODE_KIND_UNSPECIFIED: NodeKind
 NODE_KIND_LEAF: NodeKind
 NODE_KIND_NONE: NodeKind
@@ -26,9 +29,11 @@ NODE_KIND_LIST: NodeKind
 NODE_KIND_DICT: NodeKind
 NODE_KIND_NAMEDTUPLE: NodeKind
 NODE_KIND_CUSTOM: NodeKind
+NODE_KIND_ORDERED_DICT: NodeKind
+NODE_KIND_DEFAULT_DICT: NodeKind
 
 class TreeDef(_message.Message):
-    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data")
+    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data", "keys")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     ARITIES_FIELD_NUMBER: _ClassVar[int]
     STRINGS_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +41,7 @@ class TreeDef(_message.Message):
     NODE_TYPES_FIELD_NUMBER: _ClassVar[int]
     TYPE_REFS_FIELD_NUMBER: _ClassVar[int]
     NODE_DATA_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedScalarFieldContainer[NodeKind]
     arities: _containers.RepeatedScalarFieldContainer[int]
     strings: _containers.RepeatedScalarFieldContainer[str]
@@ -43,7 +49,18 @@ class TreeDef(_message.Message):
     node_types: _containers.RepeatedCompositeFieldContainer[NodeType]
     type_refs: _containers.RepeatedScalarFieldContainer[int]
     node_data: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    keys: _containers.RepeatedCompositeFieldContainer[DictKey]
+    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ...) -> None: ...
+
+class DictKey(_message.Message):
+    __slots__ = ("int", "bool", "none")
+    INT_FIELD_NUMBER: _ClassVar[int]
+    BOOL_FIELD_NUMBER: _ClassVar[int]
+    NONE_FIELD_NUMBER: _ClassVar[int]
+    int: int
+    bool: bool
+    none: bool
+    def __init__(self, int: _Optional[int] = ..., bool: _Optional[bool] = ..., none: _Optional[bool] = ...) -> None: ...
 
 class NodeType(_message.Message):
     __slots__ = ("name", "fields")
