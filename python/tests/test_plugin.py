@@ -237,10 +237,34 @@ def test_pytrees_of_every_node_kind_go_in_and_come_out(wire, x):
         "custom": Box([x, (x,)], "box"),
         "empty": ((), [], {}, Point((), ())),
         "nested": {"a": [{"b": (x,)}]},
+        "int_keys": {0: x, 1: [x], -7: None},
+        "bool_and_none_keys": ({True: x, False: x}, {None: x}),
+        "ordered": collections.OrderedDict([("b", x), (2, x), ("a", {})]),
+        "default": collections.defaultdict(list, {"y": x, "x": collections.defaultdict(None)}),
+        "empty_dicts": (collections.OrderedDict(), collections.defaultdict(dict)),
     }
     f = cp.colocated_python(lambda t, *, k: jax.tree.map(add_one, (t, k)))
-    _assert_same(f(tree, k={}), jax.tree.map(add_one, (tree, {})))
+    _assert_same(f(tree, k={3: x}), jax.tree.map(add_one, (tree, {3: x})))
     wire.check(programs=3, carriers=1)
+
+
+def test_dict_nodes_come_out_as_the_types_they_went_in(wire, x):
+    f = cp.colocated_python(
+        lambda a: (
+            {2: a, 1: a},
+            collections.OrderedDict([("z", a), (0, a)]),
+            collections.defaultdict(list, {"k": a}),
+        )
+    )
+    ints, ordered, default = f(x)
+    assert list(ints) == [1, 2]
+    assert type(ordered) is collections.OrderedDict and list(ordered) == ["z", 0]
+    assert type(default) is collections.defaultdict and default.default_factory is list
+    assert default["missing"] == []
+    wire.check(programs=3, carriers=1)
+    if wire.backend == "colocated_wire":
+        treedef, _ = deserialize_specs(wire.carriers[0])
+        assert treedef == jax.tree.structure(f(x))
 
 
 def test_empty_outputs(wire, x):
@@ -380,12 +404,23 @@ def test_what_does_not_pickle_is_a_type_error(wire, x):
 
 
 def test_a_value_colocated_wire_cannot_write_is_an_encode_error_with_a_path(x):
-    f = cp.colocated_python(lambda a: {1: a})
+    f = cp.colocated_python(lambda a: {0.5: a})
     with plugin.installed(allow_pickle=True):
-        with pytest.raises(EncodeError, match="dict key 1") as caught:
+        with pytest.raises(EncodeError, match="dict key 0.5") as caught:
             f(x)
-    assert caught.value.path == "specs"
-    assert list(cp.colocated_python(lambda a: {1: a})(x)) == [1]  # JAX's pickle writes it
+    assert caught.value.path == "specs.treedef.kinds[0]"
+    assert list(cp.colocated_python(lambda a: {0.5: a})(x)) == [0.5]  # JAX's pickle writes it
+
+
+def test_a_default_factory_without_a_name_is_an_encode_error_at_its_node(x):
+    tree = [x, collections.defaultdict(lambda: 0, {"a": x})]
+    f = cp.colocated_python(lambda t: t[0])
+    with plugin.installed(allow_pickle=True):
+        with pytest.raises(EncodeError, match="no importable name") as caught:
+            f(tree)
+    # Input specs are ((t,), {}): tuple, tuple, list, leaf, then the defaultdict.
+    assert caught.value.path == "input_specs.treedef.kinds[4]"
+    _assert_same(cp.colocated_python(lambda t: t[0])(tree), x)  # JAX's pickle writes it
 
 
 def test_without_allow_pickle_only_functions_by_name_run(x):
