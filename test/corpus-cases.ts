@@ -48,6 +48,23 @@ const UNKNOWN_FIELD = [0xf8, 0x07, 0x00]; // field 127, varint 0
 const V1_1 = { "m.header.minorVersion": 1 };
 const FRY = { impl: "threefry2x32", keyShape: [2n] };
 const KEY = { "e.3.dtype": DType.D_TYPE_KEY, "e.3.keyType": FRY };
+// colocated.v1.1 trees: node kinds DICT 5, ORDERED_DICT 8, DEFAULT_DICT 9 over leaves (1), and
+// dict keys that are not str, which dict_keys name after `strings`.
+const int = (value: bigint) => ({ key: { $case: "int", value } });
+const LIST_FACTORY = { name: "builtins.list", fields: [] };
+const dict = (kind: number, keys: unknown[], strings: string[] = [], more = {}) =>
+  tree(
+    {
+      kinds: [kind, ...keys.map(() => 1)],
+      arities: [keys.length],
+      strings,
+      dictKeys: keys.map((_, i) => i),
+      keys: keys.slice(strings.length),
+      ...more,
+    },
+    keys.length,
+  );
+const DEFAULT = { typeRefs: [0], nodeTypes: [LIST_FACTORY] };
 
 const ROWS: Record<DecodeErrorCode, Row[]> = {
   malformed: [
@@ -104,6 +121,30 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       { maxMinorVersion: 0, message: "minor version 1 is newer than the agreed 0" },
     ],
     [
+      "ordered-dict-of-1.1-under-a-1.0-header",
+      "specs.treedef.kinds[0]",
+      specs(dict(8, ["a"], ["a"])),
+      { message: "ordered_dict needs colocated\\.v1\\.1" },
+    ],
+    [
+      "default-dict-of-1.1-under-a-1.0-header",
+      "specs.treedef.kinds[0]",
+      specs(dict(9, ["a"], ["a"], DEFAULT)),
+      { message: "default_dict needs colocated\\.v1\\.1" },
+    ],
+    [
+      "int-dict-key-of-1.1-under-a-1.0-header",
+      "specs.treedef.dict_keys[0]",
+      specs(dict(5, [int(1n)])),
+      { message: "needs colocated\\.v1\\.1" },
+    ],
+    [
+      "unknown-node-kind-under-a-newer-header",
+      "specs.treedef.kinds[0]",
+      specs({ "m.header.minorVersion": 7 }, tree({ kinds: [10] }, 0)),
+      { message: "node kind 10 needs colocated\\.v1\\.7" },
+    ],
+    [
       "unknown-dtype-under-a-newer-header",
       "table[3].array_spec.dtype",
       specs({ "m.header.minorVersion": 7, "e.3.dtype": 999 }),
@@ -122,6 +163,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ["kind-unspecified", "header.kind", specs({ "m.header.kind": 0 })],
   ],
   missing: [
+    ["dict-key-without-a-value", "specs.treedef.keys[0]", specs(V1_1, dict(5, [{}]))],
     ["key-type", "table[3].array_spec.key_type", specs(V1_1, { "e.3.dtype": DType.D_TYPE_KEY })],
     ["table", "table", specs({ "m.table": undefined })],
     ["specs", "specs", specs({ "m.specs": undefined })],
@@ -314,6 +356,33 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ["leaf-count", "specs.leaves", specs({ "m.specs.leaves.push": 3 })],
     ["too-few-leaves", "specs.leaves", specs({ "m.specs.leaves.pop": 1 })],
     [
+      "int-dict-keys-unsorted",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(5, [int(2n), int(1n)])),
+    ],
+    [
+      "dict-keys-of-two-kinds",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(5, ["a", int(1n)], ["a"])),
+      { message: "cannot be sorted together" },
+    ],
+    [
+      "ordered-dict-key-repeats",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(8, [int(1n), { key: { $case: "bool", value: true } }])),
+      { message: "repeats" },
+    ],
+    [
+      "dict-key-past-the-pool",
+      "specs.treedef.dict_keys[0]",
+      specs(V1_1, dict(5, [int(1n)], [], { dictKeys: [1] })),
+    ],
+    [
+      "default-dict-keys-unsorted",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(9, ["b", "a"], ["b", "a"], DEFAULT)),
+    ],
+    [
       "namedtuple-type",
       "specs.treedef.type_refs[0]",
       specs(tree({ kinds: [6, 1], arities: [1], typeRefs: [1], nodeTypes: [namedTuple("x")] }, 1)),
@@ -327,6 +396,22 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "invalid-value": [
+    [
+      "dict-key-none-false",
+      "specs.treedef.keys[0].none",
+      specs(V1_1, dict(5, [{ key: { $case: "none", value: false } }])),
+    ],
+    [
+      "default-factory-with-fields",
+      "specs.treedef.node_types[0].fields",
+      specs(
+        V1_1,
+        dict(9, ["a"], ["a"], {
+          ...DEFAULT,
+          nodeTypes: [{ name: "builtins.list", fields: ["x"] }],
+        }),
+      ),
+    ],
     ["key-type-of-a-float32", "table[3].array_spec.key_type", specs(V1_1, { "e.3.keyType": FRY })],
     [
       "key-impl-empty",
