@@ -1,3 +1,7 @@
+/**
+ * colocated-wire's core: the model, encoding, decoding, the JSON form, errors and limits. It runs
+ * wherever JavaScript runs (no Node built-ins, no gRPC); the worker client is colocated-wire/rpc.
+ */
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs } from "./decode";
 export {
@@ -45,19 +49,16 @@ export {
   SingleDeviceSharding,
 } from "./model/sharding";
 export { forEachNode, PyTreeDef, type TreeNode } from "./model/tree";
+export type { DictKey } from "./model/tree-dict-keys";
 export { treeFlatten, treeUnflatten } from "./model/tree-util";
-export { CustomNode, NamedTuple, Tuple, tuple } from "./model/tree-values";
+export {
+  CustomNode,
+  DefaultDict,
+  NamedTuple,
+  OrderedDict,
+  Tuple,
+  tuple,
+} from "./model/tree-values";
 export { UnknownEntry } from "./model/unknown-entry";
 export type { DecodeOptions } from "./payload/header";
-export { arrayByteLength } from "./rpc/array-bytes";
-export { callInputs } from "./rpc/call-inputs";
-export {
-  type ConnectOptions,
-  DEFAULT_DEADLINE_MS,
-  type ExecuteOptions,
-  type ExecuteResult,
-  WorkerClient,
-} from "./rpc/client";
-export { VersionMismatchError, WorkerError } from "./rpc/errors";
-export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./rpc/negotiate";
 export { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";

@@ -1,3 +1,4 @@
+import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
 import {
   PayloadEnvelope,
   PayloadKind,
@@ -81,10 +82,7 @@ function overlayToJson(message: unknown, json: unknown): unknown {
       const unknown = m._unknownFields as Record<string, Uint8Array[]> | undefined;
       if (unknown && Object.keys(unknown).length > 0) {
         j[UNKNOWN_FIELDS_KEY] = Object.fromEntries(
-          Object.entries(unknown).map(([tag, values]) => [
-            tag,
-            values.map((v) => Buffer.from(v).toString("base64")),
-          ]),
+          Object.entries(unknown).map(([tag, values]) => [tag, values.map((v) => base64Encode(v))]),
         );
       }
       for (const [key, value] of Object.entries(j)) {
@@ -108,10 +106,7 @@ function overlayFromJson(message: unknown, json: unknown): void {
       const unknown = j[UNKNOWN_FIELDS_KEY] as Record<string, string[]> | undefined;
       if (unknown) {
         m._unknownFields = Object.fromEntries(
-          Object.entries(unknown).map(([tag, values]) => [
-            tag,
-            values.map((v) => new Uint8Array(Buffer.from(v, "base64"))),
-          ]),
+          Object.entries(unknown).map(([tag, values]) => [tag, values.map((v) => base64Decode(v))]),
         );
       }
       for (const [key, value] of Object.entries(j)) {

@@ -163,11 +163,21 @@ class ScanReader extends BinaryReader {
   declare len: number; // writable, unlike BinaryReader's
 }
 
+/** The payload's bytes, with memcmp when Node's Buffer gives one (a browser has none). */
+interface ScanBytes extends Uint8Array {
+  compare?(target: Uint8Array, start: number, end: number, from: number, to: number): number;
+}
+
+/** Node's Buffer, looked up rather than imported, so the scan runs in a browser too. */
+const NodeBuffer = (
+  globalThis as { Buffer?: { from(b: ArrayBufferLike, o: number, l: number): ScanBytes } }
+).Buffer;
+
 /** One scan of one payload: its reader, and the unknown fields met so far. */
 class WireScan {
   readonly #reader: ScanReader;
-  /** The payload as a Buffer (no copy), for comparing runs at the speed of memcmp. */
-  readonly #bytes: Buffer;
+  /** The payload as a Buffer where there is one (no copy), for comparing runs at memcmp's speed. */
+  readonly #bytes: ScanBytes;
   #unknown = 0;
 
   /** How many unknown fields the scan met, fields of a newer minor version. */
@@ -180,7 +190,7 @@ class WireScan {
     readonly limits: DecodeLimits,
   ) {
     this.#reader = new ScanReader(bytes);
-    this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#bytes = NodeBuffer?.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) ?? bytes;
   }
 
   /** Scans one message, from the reader's position to its `len`. */
@@ -327,8 +337,8 @@ class WireScan {
 }
 
 /** Whether bytes[a, a + length) and bytes[b, b + length) are the same. */
-function same(bytes: Buffer, a: number, b: number, length: number): boolean {
-  if (length <= 32) {
+function same(bytes: ScanBytes, a: number, b: number, length: number): boolean {
+  if (length <= 32 || !bytes.compare) {
     for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
     return true;
   }

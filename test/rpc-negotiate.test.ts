@@ -1,13 +1,12 @@
 import { status } from "@grpc/grpc-js";
+import { SCHEMA_MINOR_VERSION, ShapeDtypeStruct } from "../src";
 import {
   arrayByteLength,
   DEFAULT_VERSION_RANGE,
   negotiateVersion,
-  SCHEMA_MINOR_VERSION,
-  ShapeDtypeStruct,
   VersionMismatchError,
   WorkerClient,
-} from "../src";
+} from "../src/rpc";
 
 const range = (minVersion: number, maxVersion: number) => ({ minVersion, maxVersion });
 

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { ProgramPayload } from "../gen/ts/colocated/v1/payload";
 import {
-  callInputs,
   DeviceList,
   encodeProgram,
   FunctionRef,
@@ -15,10 +14,8 @@ import {
   PartitionSpec,
   type Program,
   ShapeDtypeStruct,
-  VersionMismatchError,
-  WorkerClient,
-  WorkerError,
 } from "../src";
+import { callInputs, VersionMismatchError, WorkerClient, WorkerError } from "../src/rpc";
 import { range } from "./fixtures";
 import {
   ensurePythonEnv,

@@ -1,3 +1,4 @@
+import { base64Encode } from "@bufbuild/protobuf/wire";
 import type { DictKey } from "./tree-dict-keys";
 import { ValueObject } from "./value-key";
 
@@ -71,7 +72,7 @@ export class PyTreeDef extends ValueObject {
 
   protected computeKey(): string {
     return `PyTreeDef(${JSON.stringify(this.root, (_, v) => {
-      if (v instanceof Uint8Array) return Buffer.from(v).toString("base64");
+      if (v instanceof Uint8Array) return base64Encode(v);
       // An int key is not its str: 1 and "1" are two keys.
       return typeof v === "bigint" ? { int: v.toString() } : v;
     })})`;

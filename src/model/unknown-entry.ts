@@ -1,3 +1,4 @@
+import { base64Encode } from "@bufbuild/protobuf/wire";
 import { ValueObject } from "./value-key";
 
 /**
@@ -10,6 +11,6 @@ export class UnknownEntry extends ValueObject {
   }
 
   protected computeKey(): string {
-    return `UnknownEntry(${Buffer.from(this.bytes).toString("base64")})`;
+    return `UnknownEntry(${base64Encode(this.bytes)})`;
   }
 }

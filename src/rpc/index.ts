@@ -1,0 +1,12 @@
+/** colocated-wire/rpc: the Node-only client of a colocated-Python worker, over gRPC. */
+export { arrayByteLength } from "./array-bytes";
+export { callInputs } from "./call-inputs";
+export {
+  type ConnectOptions,
+  DEFAULT_DEADLINE_MS,
+  type ExecuteOptions,
+  type ExecuteResult,
+  WorkerClient,
+} from "./client";
+export { VersionMismatchError, WorkerError } from "./errors";
+export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./negotiate";
