@@ -2,6 +2,7 @@ import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import {
   CustomNode,
   decodeSpecs,
+  EncodeError,
   encodeSpecs,
   NamedTuple,
   ShapeDtypeStruct,
@@ -10,6 +11,7 @@ import {
   treeUnflatten,
   tuple,
 } from "../src";
+import { DefaultDict, OrderedDict } from "../src/model/tree-values";
 
 const leaf = (n: number) => new ShapeDtypeStruct([n], "float32");
 
@@ -81,5 +83,116 @@ describe("treedef on the wire", () => {
     for (let i = 0; i < 900; i++) tree = [tree];
     const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
     expect(decodeSpecs(encodeSpecs(treedef, leaves)).treedef.equals(treedef)).toBe(true);
+  });
+});
+
+describe("colocated.v1.1 dict nodes", () => {
+  const roundTrip = (tree: unknown) => {
+    const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+    const bytes = encodeSpecs(treedef, leaves);
+    const back = decodeSpecs(bytes);
+    expect(back.treedef.equals(treedef)).toBe(true);
+    expect(encodeSpecs(back.treedef, back.leaves)).toEqual(bytes);
+    return back;
+  };
+
+  test("a Map with int, bool and None keys is a dict sorted as Python sorts it", () => {
+    const tree = new Map<unknown, unknown>([
+      [2, leaf(1)],
+      [-1n, leaf(2)],
+      [true, leaf(3)],
+    ]);
+    const { treedef } = treeFlatten(tree);
+    expect(treedef.root.kind === "dict" && treedef.root.keys).toEqual([-1n, true, 2n]);
+    const back = roundTrip(tree);
+    const rebuilt = treeUnflatten(back.treedef, back.leaves) as Map<unknown, ShapeDtypeStruct>;
+    expect([...rebuilt.keys()]).toEqual([-1n, true, 2n]);
+    expect(rebuilt.get(2n)?.shape).toEqual([1]);
+    roundTrip(new Map([[null, leaf(1)]]));
+    // A dict whose keys are all strings comes back a plain object, whatever it was built from.
+    expect(treeUnflatten(treeFlatten(new Map([["a", 1]])).treedef, [1])).toEqual({ a: 1 });
+  });
+
+  test("keys Python cannot sort together, or equal in Python, are refused", () => {
+    expect(() =>
+      treeFlatten(
+        new Map<unknown, unknown>([
+          ["a", 1],
+          [1, 2],
+        ]),
+      ),
+    ).toThrow(/cannot be sorted together/);
+    expect(() =>
+      treeFlatten(
+        new Map<unknown, unknown>([
+          [1, 1],
+          [true, 2],
+        ]),
+      ),
+    ).toThrow(/distinct/);
+    expect(() => treeFlatten(new Map([[0.5, 1]]))).toThrow(EncodeError);
+    expect(
+      () =>
+        treeFlatten(
+          new OrderedDict([
+            [1n, 1],
+            [true, 2],
+          ]),
+        ).treedef,
+    ).not.toThrow();
+    const { treedef, leaves } = treeFlatten(
+      new OrderedDict([
+        [1n, leaf(1)],
+        [true, leaf(2)],
+      ]),
+    );
+    expect(() => encodeSpecs(treedef, leaves as ShapeDtypeStruct[])).toThrow(/repeats/);
+  });
+
+  test("OrderedDict keeps its order and DefaultDict its factory", () => {
+    const tree = [
+      new OrderedDict([
+        ["b", leaf(1)],
+        [0n, leaf(2)],
+        [null, new OrderedDict([])],
+      ]),
+      new DefaultDict("builtins.list", [
+        ["y", leaf(3)],
+        ["x", new DefaultDict(null, [])],
+      ]),
+    ];
+    const back = roundTrip(tree);
+    const [ordered, defaults] = treeUnflatten(back.treedef, back.leaves) as [
+      OrderedDict,
+      DefaultDict,
+    ];
+    expect(ordered.entries.map(([k]) => k)).toEqual(["b", 0n, null]);
+    expect(defaults.defaultFactory).toBe("builtins.list");
+    expect(defaults.entries.map(([k]) => k)).toEqual(["x", "y"]);
+    expect((defaults.entries[0][1] as DefaultDict).defaultFactory).toBeNull();
+  });
+
+  test("a 1.0 target refuses them naming 1.1, but writes OrderedDicts as 1.0 did", () => {
+    const at0 = (tree: unknown) => {
+      const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+      return encodeSpecs(treedef, leaves, { targetMinorVersion: 0 });
+    };
+    expect(() => at0([leaf(1), new Map([[1, leaf(2)]])])).toThrow(
+      "specs.treedef.kinds[2]: dict key 1 needs colocated.v1.1; the target is 1.0",
+    );
+    expect(() => at0(new DefaultDict("builtins.list", []))).toThrow(
+      /^specs\.treedef\.kinds\[0\]: .*needs colocated\.v1\.1/,
+    );
+    const message = SpecsPayload.decode(
+      at0(
+        new OrderedDict([
+          ["a", leaf(1)],
+          [2n, leaf(2)],
+        ]),
+      ),
+    );
+    const td = message.specs!.treedef!;
+    expect(td.nodeTypes.map((t) => t.name)).toEqual(["collections.OrderedDict"]);
+    expect(new TextDecoder().decode(td.nodeData[0])).toBe('j["a",2]');
   });
 });
