@@ -4,7 +4,8 @@ import { PartitionSpec } from "./model/partition-spec";
 import { FunctionRef, type Program } from "./model/program";
 import { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import { NamedSharding } from "./model/sharding";
-import { treeFlatten } from "./model/tree-util";
+import { treeFlatten, treeUnflatten } from "./model/tree-util";
+import { callInputs } from "./rpc/call-inputs";
 
 /** The shape of an example program: how many leaves, and the mesh they are sharded over. */
 export interface ExampleOptions {
@@ -46,4 +47,17 @@ export function exampleProgram(options: ExampleOptions = {}): Program {
     outputs,
     devices,
   };
+}
+
+/** The worker-side function of the runnable example, in the module the shipped worker allows. */
+export const EXAMPLE_FUNCTION = new FunctionRef("colocated_wire.examples", "train_step");
+
+/**
+ * The example program as a worker runs it: `colocated_wire.examples.train_step(params)` on the
+ * same parameter tree, its inputs flattened as the call's (args, kwargs).
+ */
+export function runnableExample(options: ExampleOptions = {}): Program {
+  const { inputs, devices } = exampleProgram(options);
+  const params = treeUnflatten(inputs.treedef, inputs.leaves);
+  return { function: EXAMPLE_FUNCTION, inputs: callInputs([params]), devices };
 }

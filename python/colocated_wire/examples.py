@@ -56,3 +56,15 @@ def fail(x: jax.Array) -> jax.Array:
 def make_key(x: jax.Array) -> jax.Array:
     """A PRNG key array: its spec has a key dtype, and its data no fixed-size wire form."""
     return jax.random.split(jax.random.key(0), x.shape[0])
+
+
+def train_step(params: dict) -> dict:
+    """One SGD step on the mean square of every parameter: the function of the CLI's example
+    program (`colocated-wire demo --run`), a tree of parameters in and out."""
+
+    def loss_fn(p: dict) -> jax.Array:
+        leaves = jax.tree_util.tree_leaves(p)
+        return sum(jnp.mean(leaf**2) for leaf in leaves) / len(leaves)
+
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    return {"loss": loss, "params": jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, params, grads)}

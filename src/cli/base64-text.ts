@@ -8,7 +8,7 @@ export function fromBase64Text(file: string, text: string): Uint8Array {
   const trimmed = text.trim(); // a file written by a shell often ends in a newline
   const bytes = Buffer.from(trimmed, "base64");
   if (!trimmed || bytes.toString("base64") !== trimmed) {
-    throw new Error(`${file} is not base64 text (standard alphabet, padded)`);
+    throw new Error(`${file}: not base64 text (standard alphabet, padded)`);
   }
   return bytes;
 }

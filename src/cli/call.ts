@@ -1,16 +1,16 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
-import { DEFAULT_DEADLINE_MS, WorkerClient } from "../rpc/client";
+import { DEFAULT_DEADLINE_MS, type ExecuteResult, WorkerClient } from "../rpc/client";
 import { formatRange } from "../rpc/negotiate";
 import { describeLeaf, leafPaths } from "./describe-leaf";
+import { readBytes, writeOutput } from "./files";
 import { formatInspection, inspectPayload } from "./inspect";
 
 interface CallOptions {
   target: string;
   input: string[];
   deadline: number;
-  outDir: string;
+  outDir?: string;
   minVersion?: number;
   maxVersion?: number;
 }
@@ -30,43 +30,48 @@ export function callCommand(): Command {
       [] as string[],
     )
     .option("--deadline <ms>", "deadline of each call, in ms", whole, DEFAULT_DEADLINE_MS)
-    .option("--out-dir <dir>", "where to write output-<i>.bin", "out/call")
+    .option("--out-dir <dir>", "an existing folder to write output-<i>.bin to")
     .option("--min-version <n>", "oldest colocated.v1 minor version to accept", whole)
     .option("--max-version <n>", "newest colocated.v1 minor version to offer", whole)
-    .action(async (file: string, options: CallOptions) => console.log(await call(file, options)));
-}
-
-async function call(file: string, options: CallOptions): Promise<string> {
-  const program = readFileSync(file);
-  const inputs = options.input.map((input) => readFileSync(input));
-  const client = await WorkerClient.connect(options.target, {
-    minVersion: options.minVersion,
-    maxVersion: options.maxVersion,
-    deadlineMs: options.deadline,
-  });
-  try {
-    const { outputs, data, outputSpecsPayload } = await client.execute(program, inputs);
-    mkdirSync(options.outDir, { recursive: true });
-    const paths = leafPaths(outputs.treedef.root);
-    const lines = outputs.leaves.map((leaf, i) => {
-      const out = join(options.outDir, `output-${i}.bin`);
-      writeFileSync(out, data[i]);
-      return `${String(i).padStart(5)}  ${paths[i]}  ${describeLeaf(leaf)}  -> ${out}`;
+    .action(async (file: string, options: CallOptions) => {
+      const program = readBytes(file);
+      const inputs = options.input.map(readBytes);
+      const client = await WorkerClient.connect(options.target, {
+        minVersion: options.minVersion,
+        maxVersion: options.maxVersion,
+        deadlineMs: options.deadline,
+      });
+      try {
+        console.log(formatCall(client, await client.execute(program, inputs), options.outDir));
+      } finally {
+        client.close();
+      }
     });
-    return [
-      `worker ${client.target}: colocated.v1 version 1.${client.version} (it supports ${formatRange(client.serverRange)})`,
-      "",
-      formatInspection(inspectPayload(outputSpecsPayload)),
-      "",
-      `${outputs.leaves.length} outputs:`,
-      ...lines,
-    ].join("\n");
-  } finally {
-    client.close();
-  }
 }
 
-function whole(value: string): number {
+/** What a call returned, as the CLI prints it; writes each output's data under `outDir` if given. */
+export function formatCall(client: WorkerClient, result: ExecuteResult, outDir?: string): string {
+  const { outputs, data, outputSpecsPayload } = result;
+  const paths = leafPaths(outputs.treedef.root);
+  const lines = outputs.leaves.map((leaf, i) => {
+    const line = `${String(i).padStart(5)}  ${paths[i]}  ${describeLeaf(leaf)}`;
+    if (outDir === undefined) return line;
+    const out = join(outDir, `output-${i}.bin`);
+    writeOutput(out, data[i]);
+    return `${line}  -> ${out}`;
+  });
+  return [
+    `worker ${client.target}: colocated.v1 version 1.${client.version} (it supports ${formatRange(client.serverRange)})`,
+    "",
+    formatInspection(inspectPayload(outputSpecsPayload)),
+    "",
+    `${outputs.leaves.length} outputs:`,
+    ...lines,
+  ].join("\n");
+}
+
+/** A whole number option. */
+export function whole(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("not a whole number");
   return n;
