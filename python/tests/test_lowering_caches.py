@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from colocated_wire import deserialize_specs, serialize_specs
-from colocated_wire._gen.colocated.v1 import table_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
 from colocated_wire.devices import cpu_device_map, devices_for_ids
 from colocated_wire.entries import mesh as mesh_entry
 from colocated_wire.entries import named_sharding
@@ -54,6 +54,25 @@ def test_a_cached_lowering_writes_the_bytes_of_a_fresh_one(devices, order):
     out_treedef, out = deserialize_specs(fresh)
     assert out_treedef == treedef and list(out) == leaves
     assert len({id(x.sharding) for x in out}) == len(SPECS)
+
+
+def test_leaves_keyed_by_their_shardings_parts_write_what_shared_shardings_write(devices):
+    # A leaf's key names a NamedSharding by its mesh and spec objects: equal leaves over
+    # another (equal) mesh object are still one entry, and the same spec on another mesh is not.
+    meshes = [_mesh(devices, 5), Mesh(np.array(_mesh(devices, 5).devices), ("x", "y"))]
+    other = _mesh(devices, 6)
+    shared = [NamedSharding(m, PartitionSpec(*s)) for m in (meshes[0], other) for s in SPECS]
+    mixed = [
+        jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh, sh.spec))
+        for i, sh in enumerate(shared * 3)
+        for mesh in [sh.mesh if sh.mesh is other else meshes[i % 2]]
+    ]
+    plain = [jax.ShapeDtypeStruct((8, 8), np.float32, sharding=sh) for sh in shared * 3]
+    treedef = jax.tree_util.tree_structure(plain)
+    data = serialize_specs(treedef, plain)
+    assert serialize_specs(treedef, mixed) == data
+    # Per mesh: a device list, the mesh, five shardings, five leaves.
+    assert len(payload_pb2.SpecsPayload.FromString(data).table.entries) == 2 * (2 + 2 * len(SPECS))
 
 
 def test_lifting_again_finds_the_mesh_and_keeps_entries_distinct(devices):

@@ -25,7 +25,7 @@ from google.protobuf.message import Message
 from jax import numpy as jnp
 from jax._src import sharding_impls
 from jax._src.random import prng
-from jax.sharding import NamedSharding, SingleDeviceSharding
+from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 
 from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.enum_names import wire_names
@@ -147,17 +147,31 @@ def _lift_key_dtype(key_type: table_pb2.KeyType) -> prng.KeyTy:
 
 
 def key(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> tuple:
-    """What makes two leaves one entry, known before a message is built; adds the sharding."""
+    """What makes two leaves one entry, known before a message is built. A NamedSharding over
+    a Mesh is named by what it is made of, so a leaf equal to one before it (most are, each with
+    a fresh sharding) adds nothing; any other sharding is added and named by its index."""
     sharding = spec.sharding
+    if isinstance(sharding, NamedSharding) and isinstance(mesh := sharding.mesh, Mesh):
+        # By identity: the builder keeps the leaf, so its mesh and spec, alive. JAX interns
+        # PartitionSpecs, so equal specs are one object; an equal mesh or spec that is another
+        # object misses here and meets its twin by value once lowered.
+        of: Any = (id(mesh), id(sharding.spec), sharding.memory_kind)
+    else:
+        of = _add_sharding(sharding, ctx)
+    return (of, spec.shape, spec.dtype, bool(spec.weak_type))
+
+
+def _add_sharding(sharding: Any, ctx: LowerContext) -> int | None:
+    """A leaf's sharding added to the table (None: it has none); its index."""
     if sharding is not None and not isinstance(sharding, _SHARDING_TYPES):
         raise EncodeError(f"ShapeDtypeStruct sharding {type(sharding).__name__} is not supported")
-    index = None if sharding is None else ctx.builder.add(sharding)
-    return (index, spec.shape, spec.dtype, bool(spec.weak_type))
+    return None if sharding is None else ctx.builder.add(sharding)
 
 
 def lower(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> table_pb2.ArraySpec:
-    """The ArraySpec message; its sharding is added to the table first (see key)."""
-    index, shape, dtype, weak_type = key(spec, ctx)
+    """The ArraySpec message; its sharding is added to the table first."""
+    index = _add_sharding(spec.sharding, ctx)
+    shape, dtype, weak_type = spec.shape, spec.dtype, bool(spec.weak_type)
     msg = table_pb2.ArraySpec()
     refuse(f"shape {shape}", shape_problem(shape))
     if index is not None:

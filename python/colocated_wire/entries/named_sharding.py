@@ -112,7 +112,10 @@ def key(sharding: NamedSharding, ctx: LowerContext) -> Hashable | None:
     mesh = sharding.mesh
     if not isinstance(mesh, Mesh):
         return None
-    return (ctx.builder.add(mesh), _fields(sharding))
+    # The spec by identity, not its fields: JAX interns PartitionSpecs, so equal specs are one
+    # object and this hashes nothing of them; an equal spec that is another object is found by
+    # its bytes once lowered. The builder keeps the sharding, so the spec's id stays its own.
+    return (ctx.builder.add(mesh), id(sharding.spec), sharding.memory_kind)
 
 
 def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding:
