@@ -22,6 +22,7 @@ import {
   tuple,
   UNCONSTRAINED,
 } from "../src";
+import { DefaultDict, OrderedDict } from "../src/model/tree-values";
 
 /**
  * Random models for the property tests, as plain JSON descriptions, so that Python can build
@@ -59,6 +60,10 @@ export type TreeDesc =
   | { tuple: TreeDesc[] }
   | { list: TreeDesc[] }
   | { dict: [string, TreeDesc][] }
+  // colocated.v1.1: a dict of int keys, an OrderedDict, a defaultdict.
+  | { intDict: [number, TreeDesc][] }
+  | { ordered: [string | number, TreeDesc][] }
+  | { defaultDict: { factory: "builtins.list" | null; entries: [string, TreeDesc][] } }
   | { namedtuple: { type: keyof typeof NAMEDTUPLES; values: TreeDesc[] } }
   | { custom: { tag: string; a: TreeDesc; b: TreeDesc } };
 export type RefDesc = { list: number } | { mesh: number } | { sharding: number } | { leaf: number };
@@ -211,7 +216,7 @@ function rankOf(sharding: ShardingDesc | undefined): number {
 }
 
 function drawTree(g: Draw, leaves: number, depth = 0): TreeDesc {
-  const form = depth >= 3 ? 0 : int(g, 0, 7);
+  const form = depth >= 3 ? 0 : int(g, 0, 10);
   const children = (min: number, max: number) =>
     Array.from({ length: int(g, min, max) }, () => drawTree(g, leaves, depth + 1));
   switch (form) {
@@ -236,6 +241,27 @@ function drawTree(g: Draw, leaves: number, depth = 0): TreeDesc {
       const tag = pick(g, ["a", "tag", "w1"]);
       return {
         custom: { tag, a: drawTree(g, leaves, depth + 1), b: drawTree(g, leaves, depth + 1) },
+      };
+    }
+    case 8: {
+      const keys = shuffled(g, [-2, -1, 0, 1, 2, 3]).slice(0, int(g, 0, 3));
+      return { intDict: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) };
+    }
+    case 9: {
+      const keys: (string | number)[] = [];
+      for (let n = int(g, 0, 3); keys.length < n; ) {
+        const names = keys.filter((k): k is string => typeof k === "string");
+        const k = int(g, 0, 1) ? drawName(g, names) : int(g, -2, 2);
+        if (!keys.includes(k)) keys.push(k);
+      }
+      return { ordered: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) };
+    }
+    case 10: {
+      const keys: string[] = [];
+      for (let n = int(g, 0, 2); keys.length < n; ) keys.push(drawName(g, keys));
+      const factory = pick(g, ["builtins.list", null] as const);
+      return {
+        defaultDict: { factory, entries: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) },
       };
     }
     default:
@@ -342,6 +368,19 @@ export function build(desc: ModelDesc): { specs: Specs; program?: Program } {
     if ("tuple" in t) return tuple(...t.tuple.map(tree));
     if ("list" in t) return t.list.map(tree);
     if ("dict" in t) return Object.fromEntries(t.dict.map(([k, v]) => [k, tree(v)]));
+    if ("intDict" in t) return new Map(t.intDict.map(([k, v]) => [k, tree(v)]));
+    if ("ordered" in t) {
+      return new OrderedDict(
+        t.ordered.map(([k, v]) => [typeof k === "number" ? BigInt(k) : k, tree(v)]),
+      );
+    }
+    if ("defaultDict" in t) {
+      const { factory, entries } = t.defaultDict;
+      return new DefaultDict(
+        factory,
+        entries.map(([k, v]) => [k, tree(v)]),
+      );
+    }
     if ("namedtuple" in t) {
       const { type, values } = t.namedtuple;
       return new NamedTuple(`${MODULE}.${type}`, NAMEDTUPLES[type], values.map(tree));

@@ -131,6 +131,14 @@ def _tree(t: dict, leaves: list) -> Any:
         return [_tree(c, leaves) for c in t["list"]]
     if "dict" in t:
         return {k: _tree(v, leaves) for k, v in t["dict"]}
+    if "intDict" in t:
+        return {k: _tree(v, leaves) for k, v in t["intDict"]}
+    if "ordered" in t:
+        return collections.OrderedDict((k, _tree(v, leaves)) for k, v in t["ordered"])
+    if "defaultDict" in t:
+        d = t["defaultDict"]
+        factory = list if d["factory"] == "builtins.list" else None
+        return collections.defaultdict(factory, {k: _tree(v, leaves) for k, v in d["entries"]})
     if "namedtuple" in t:
         cls = NAMEDTUPLES[t["namedtuple"]["type"]]
         return cls(*(_tree(v, leaves) for v in t["namedtuple"]["values"]))

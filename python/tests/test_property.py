@@ -137,17 +137,30 @@ def tree(leaves, depth=0):
     if depth >= 3:
         return leaf
     child = st.deferred(lambda: tree(leaves, depth + 1))
-    keyed = st.lists(NAMES, max_size=3, unique=True).flatmap(
-        lambda keys: st.tuples(*(child for _ in keys)).map(
-            lambda v: list(zip(keys, v, strict=True))
+
+    def keyed_by(keys):
+        return st.lists(keys, max_size=3, unique=True).flatmap(
+            lambda ks: st.tuples(*(child for _ in ks)).map(
+                lambda v: [list(p) for p in zip(ks, v, strict=True)]
+            )
         )
-    )
+
+    keyed = keyed_by(NAMES)
+    # colocated.v1.1: int keys (beyond int64 is refused, so within it), and an OrderedDict's
+    # keys in any order; 1 and True are one key in Python, so ints only.
+    int_keyed = keyed_by(st.integers(-(2**63), 2**63 - 1))
+    mixed_keyed = keyed_by(st.one_of(NAMES, st.integers(-3, 3)))
     return st.one_of(
         leaf,
         st.just({"none": True}),
         st.lists(child, max_size=3).map(lambda c: {"tuple": c}),
         st.lists(child, max_size=3).map(lambda c: {"list": c}),
-        keyed.map(lambda kv: {"dict": [list(p) for p in kv]}),
+        keyed.map(lambda kv: {"dict": kv}),
+        int_keyed.map(lambda kv: {"intDict": kv}),
+        mixed_keyed.map(lambda kv: {"ordered": kv}),
+        st.tuples(st.sampled_from(["builtins.list", None]), keyed).map(
+            lambda t: {"defaultDict": {"factory": t[0], "entries": t[1]}}
+        ),
         st.tuples(child, child).map(lambda v: {"namedtuple": {"type": "Point", "values": list(v)}}),
         st.tuples(st.sampled_from(["a", "tag"]), child, child).map(
             lambda t: {"custom": {"tag": t[0], "a": t[1], "b": t[2]}}
