@@ -4,7 +4,7 @@ JAX changes the names and behaviour colocated_wire relies on between minor
 versions, so a JAX outside this range fails at import with what to install,
 not later with an AttributeError. python/pyproject.toml requires the same
 range of jax and jaxlib (tests/test_package.py compares them), and the plugin
-checks it again at install, since jax.__version__ is what it patches against.
+checks jax.__version__ against it again at install, before it patches JAX.
 """
 
 from __future__ import annotations
