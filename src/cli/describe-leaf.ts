@@ -7,6 +7,11 @@ import {
   SingleDeviceSharding,
 } from "../model/sharding";
 import type { TreeNode } from "../model/tree";
+import { type DictKey, dictKeyText } from "../model/tree-dict-keys";
+
+/** A dict key in a leaf path: a string quoted as before, [0], [True] and [None] as JAX writes them. */
+const keyText = (key: DictKey) =>
+  typeof key === "string" ? JSON.stringify(key) : dictKeyText(key);
 
 /** Each leaf's path in the tree, as JAX's keystr writes it: ['key'], [0], .field. */
 export function leafPaths(root: TreeNode): string[] {
@@ -15,7 +20,7 @@ export function leafPaths(root: TreeNode): string[] {
     if (node.kind === "leaf") paths.push(path || "(root)");
     if (!("children" in node)) return;
     node.children.forEach((child, i) => {
-      if (node.kind === "dict") visit(child, `${path}[${JSON.stringify(node.keys[i])}]`);
+      if ("keys" in node) visit(child, `${path}[${keyText(node.keys[i])}]`);
       else if (node.kind === "namedtuple") visit(child, `${path}.${node.fields[i]}`);
       else visit(child, `${path}[${i}]`);
     });
