@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
@@ -299,6 +299,7 @@ describe("a real colocated worker", () => {
       writeFileSync(join(dir, "x.bin"), f32(matrix(2)));
       writeFileSync(join(dir, "y.bin"), f32(matrix(1)));
       const outDir = join(dir, "call-out");
+      mkdirSync(outDir);
       const out = execFileSync(
         "node",
         [
@@ -324,6 +325,47 @@ describe("a real colocated worker", () => {
       );
       expect(floats(new Uint8Array(readFileSync(join(outDir, "output-1.bin"))))).toEqual(matrix(4));
     });
+
+    test("works out of the box on the example program and inputs that demo writes", () => {
+      const out = join(dir, "demo-call");
+      mkdirSync(out);
+      const program = join(out, "example.bin");
+      execFileSync("node", [
+        CLI,
+        "demo",
+        "--leaves",
+        "2",
+        "--mesh",
+        "2x4",
+        "-o",
+        program,
+        "--inputs",
+        out,
+      ]);
+      const inputs = ["input-0.bin", "input-1.bin"].flatMap((name) => ["-i", join(out, name)]);
+      // demo writes colocated.v1.1, as the newest client does; `newer` reads it.
+      const printed = execFileSync(
+        "node",
+        [CLI, "call", "-t", newer.target, program, ...inputs, "--out-dir", out],
+        { encoding: "utf8" },
+      );
+      expect(printed).toMatch(/3 outputs:/);
+      expect(printed).toContain(
+        `0  ["loss"]  float32[] NamedSharding(mesh data=2 model=4 of 8 devices, P())`,
+      );
+      // train_step's loss: the mean of mean(p^2) over leaves of 1/8 and 2/8.
+      expect(floats(new Uint8Array(readFileSync(join(out, "output-0.bin"))))).toEqual([5 / 128]);
+    });
+
+    test("demo --run starts a worker, runs the example program on it and stops it", () => {
+      const run = spawnSync("node", [CLI, "demo", "--run"], { encoding: "utf8" });
+      expect(run.stderr).toBe("");
+      expect(run.status).toBe(0);
+      expect(run.stdout).toMatch(/^program payload: \d+ bytes/);
+      expect(run.stdout).toMatch(/colocated\.v1 version 1\.1 \(it supports 1\.0–1\.1\)/);
+      expect(run.stdout).toMatch(/9 outputs:/);
+      expect(run.stdout).toContain("loss = 0.3984375\n");
+    }, 300_000);
 
     test("a refused call prints one line and exits 1", () => {
       const program = join(dir, "fail.program.bin");

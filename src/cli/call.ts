@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { DEFAULT_DEADLINE_MS, type ExecuteResult, WorkerClient } from "../rpc/client";
 import { formatRange } from "../rpc/negotiate";
 import { describeLeaf, leafPaths } from "./describe-leaf";
-import { readBytes, writeOutput } from "./files";
+import { checkFolder, readBytes, writeOutput } from "./files";
 import { formatInspection, inspectPayload } from "./inspect";
 
 interface CallOptions {
@@ -34,6 +34,7 @@ export function callCommand(): Command {
     .option("--min-version <n>", "oldest colocated.v1 minor version to accept", whole)
     .option("--max-version <n>", "newest colocated.v1 minor version to offer", whole)
     .action(async (file: string, options: CallOptions) => {
+      if (options.outDir !== undefined) checkFolder(options.outDir);
       const program = readBytes(file);
       const inputs = options.input.map(readBytes);
       const client = await WorkerClient.connect(options.target, {

@@ -7,7 +7,7 @@ import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { arrayByteLength } from "../rpc/array-bytes";
 import { WorkerClient } from "../rpc/client";
 import { formatCall, whole } from "./call";
-import { writeOutput } from "./files";
+import { checkFolder, writeOutput } from "./files";
 import { formatInspection, inspectPayload } from "./inspect";
 import { defaultPython, startWorker } from "./worker-process";
 
@@ -44,6 +44,7 @@ export function demoCommand(): Command {
       const inputs = inputData(program);
       if (options.inputs) {
         const dir = options.inputs;
+        checkFolder(dir);
         for (const [i, data] of inputs.entries()) writeOutput(join(dir, `input-${i}.bin`), data);
       }
       console.log(formatInspection(inspectPayload(bytes)));

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { fromBase64Text } from "./base64-text";
 import { fileError, UsageError } from "./errors";
 
@@ -49,4 +49,15 @@ export function writeBinaryToStdout(bytes: Uint8Array): void {
     throw new UsageError("refusing to write binary to a terminal: give -o FILE, or -o - to insist");
   }
   process.stdout.write(bytes);
+}
+
+/** Fails unless `dir` is an existing folder: checked before work whose output would be lost. */
+export function checkFolder(dir: string): void {
+  let isFolder = false;
+  try {
+    isFolder = statSync(dir).isDirectory();
+  } catch {
+    throw new Error(`${dir}: no such folder (it is not created for you)`);
+  }
+  if (!isFolder) throw new Error(`${dir}: not a folder`);
 }
