@@ -142,6 +142,7 @@ def test_python_bytes_through_typescript_and_back(devices, tmp_path):
     for name in ALL_CASES:
         (written / f"{name}.bin").write_bytes(_serialize(name, devices))
     out = tmp_path / "typescript"
+    out.mkdir()  # the CLI writes into a folder that exists
     files = [str(written / f"{name}.bin") for name in ALL_CASES]
     subprocess.run([*_typescript_cli(), "canonicalize", "--out-dir", str(out), *files], check=True)
     for name in ALL_CASES:
