@@ -20,7 +20,9 @@ export function defaultPython(): string {
  */
 export function startWorker(python: string, devices: number): Promise<WorkerProcess> {
   if (!existsSync(python)) {
-    throw new Error(`${python}: no such Python; run bash scripts/python-env.sh (npm start does)`);
+    throw new Error(
+      `${python}: no such Python; give --python (or COLOCATED_WIRE_PYTHON) with colocated_wire installed, or in a clone run bash scripts/python-env.sh`,
+    );
   }
   const args = ["-m", "colocated_wire.worker", "--port", "0", "--devices", String(devices)];
   const child = spawn(python, [...args, "--allow-module", "colocated_wire.examples"], {
