@@ -9,10 +9,17 @@ import { SCHEMA_MINOR_VERSION } from "./version";
  * from the generated descriptors. Absent means 1.0.
  */
 
+// Read once per enum: getOption builds an extension container on every call, too slow per leaf.
+const sinceByEnum = new WeakMap<DescEnum, Map<number, number>>();
+
 /** The minor version that introduced an enum's value (0 for a value of 1.0 or none at all). */
 export function valueSince(schema: DescEnum, value: number): number {
-  const desc = schema.value[value];
-  return desc ? getOption(desc, since) : 0;
+  let table = sinceByEnum.get(schema);
+  if (!table) {
+    table = new Map(schema.values.map((v) => [v.number, getOption(v, since)]));
+    sinceByEnum.set(schema, table);
+  }
+  return table.get(value) ?? 0;
 }
 
 /** The minor version that introduced a field. */
