@@ -74,6 +74,22 @@ _DICTS = frozenset(
 # The minor version that introduced each node kind, and the pool of keys that are not str.
 _KIND_SINCE = enum_since(tree_pb2.NodeKind.DESCRIPTOR)
 _KEYS_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "keys")
+# Nodes that name a type in node_types: a defaultdict its default_factory, the others their class.
+_TYPED = frozenset(
+    {tree_pb2.NODE_KIND_DEFAULT_DICT, tree_pb2.NODE_KIND_NAMEDTUPLE, tree_pb2.NODE_KIND_CUSTOM}
+)
+
+
+def _type_ref(type_refs, ti: int, type_count: int, path: str) -> int:
+    """The node type of the next typed node, which must exist."""
+    if ti >= len(type_refs):
+        raise DecodeError(f"{path}.type_refs", "invalid-tree", "too few type refs")
+    node_type = type_refs[ti]
+    if node_type >= type_count:
+        raise DecodeError(f"{path}.type_refs[{ti}]", "invalid-tree", f"no node type {node_type}")
+    return node_type
+
+
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -370,30 +386,17 @@ def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
                 is_sorted = kind != tree_pb2.NODE_KIND_ORDERED_DICT
                 keys = _check_dict_keys(msg, di, arity, is_sorted, path, minor)
                 di += arity
-            if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
-                if ti >= len(type_refs):
-                    raise DecodeError(f"{path}.type_refs", "invalid-tree", "too few type refs")
-                node_type = type_refs[ti]
-                if node_type >= len(node_types):
-                    raise DecodeError(
-                        f"{path}.type_refs[{ti}]", "invalid-tree", f"no node type {node_type}"
-                    )
+            if kind in _TYPED:
+                node_type = _type_ref(type_refs, ti, len(node_types), path)
                 ti += 1
+            if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
                 if node_types[node_type].fields:
                     raise DecodeError(
                         f"{path}.node_types[{node_type}].fields",
                         "invalid-value",
                         "the default_factory of a defaultdict has no fields",
                     )
-            elif kind in (tree_pb2.NODE_KIND_NAMEDTUPLE, tree_pb2.NODE_KIND_CUSTOM):
-                if ti >= len(type_refs):
-                    raise DecodeError(f"{path}.type_refs", "invalid-tree", "too few type refs")
-                node_type = type_refs[ti]
-                if node_type >= len(node_types):
-                    raise DecodeError(
-                        f"{path}.type_refs[{ti}]", "invalid-tree", f"no node type {node_type}"
-                    )
-                ti += 1
+            elif kind in _TYPED:
                 if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
                     fields = list(node_types[node_type].fields)
                     if len(fields) != arity:
