@@ -19,12 +19,11 @@ import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from 
 import { SCHEMA_MINOR_VERSION } from "../version";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
 
-/** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". */
-const NODE_KINDS = enumNames<TreeNode["kind"], Lowercase<Suffixes<typeof NodeKind, "NODE_KIND_">>>(
-  NodeKind,
-  "NODE_KIND_",
-  lowercase,
-);
+/** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". LEAVES and REPEAT are wire-only. */
+const NODE_KINDS = enumNames<
+  TreeNode["kind"],
+  Exclude<Lowercase<Suffixes<typeof NodeKind, "NODE_KIND_">>, "leaves" | "repeat">
+>(NodeKind, "NODE_KIND_", lowercase);
 
 /** The minor version that introduced the pool of keys that are not str (TreeDef.keys). */
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
@@ -76,6 +75,9 @@ export function lower(
     typeRefs: [],
     nodeData: [],
     keys: [],
+    keyText: new Uint8Array(0),
+    keySizes: [],
+    freshDictKeys: false,
   };
   const stringIndex = new Map<string, number>();
   const keyIndex = new Map<string, number>();

@@ -13,7 +13,69 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIjgKDFZlcnNpb25SYW5nZRITCgttaW5fdmVyc2lvbhgBIAEoDRITCgttYXhfdmVyc2lvbhgCIAEoDSI/ChFHZXRWZXJzaW9uUmVxdWVzdBIqCgZjbGllbnQYASABKAsyGi5jb2xvY2F0ZWQudjEuVmVyc2lvblJhbmdlIlEKEkdldFZlcnNpb25SZXNwb25zZRIqCgZzZXJ2ZXIYASABKAsyGi5jb2xvY2F0ZWQudjEuVmVyc2lvblJhbmdlEg8KB3ZlcnNpb24YAiABKA0iGQoJQXJyYXlEYXRhEgwKBGRhdGEYASABKAwifwoORXhlY3V0ZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEi0KBmlucHV0cxgDIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUicwoPRXhlY3V0ZVJlc3BvbnNlEjAKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLgoHb3V0cHV0cxgCIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUysQEKFkNvbG9jYXRlZFdvcmtlclNlcnZpY2USTwoKR2V0VmVyc2lvbhIfLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVxdWVzdBogLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVzcG9uc2USRgoHRXhlY3V0ZRIcLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVxdWVzdBodLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVzcG9uc2ViBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJRChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydDLmAgoWQ29sb2NhdGVkV29ya2VyU2VydmljZRJPCgpHZXRWZXJzaW9uEh8uY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXF1ZXN0GiAuY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXNwb25zZRJGCgdFeGVjdXRlEhwuY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXNwb25zZRJSCgtMb2FkUHJvZ3JhbRIgLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXNwb25zZRJfCg5FeGVjdXRlU2hhcmRlZBIjLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlcXVlc3QaJC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXNwb25zZSgBMAFiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_payload]);
+
+/**
+ * A loaded program: the SHA-256 of its payload's canonical bytes.
+ *
+ * @generated from message colocated.v1.ProgramHandle
+ */
+export type ProgramHandle = Message<"colocated.v1.ProgramHandle"> & {
+  /**
+   * @generated from field: bytes digest = 1;
+   */
+  digest: Uint8Array;
+};
+
+/**
+ * Describes the message colocated.v1.ProgramHandle.
+ * Use `create(ProgramHandleSchema)` to create a new message.
+ */
+export const ProgramHandleSchema: GenMessage<ProgramHandle> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 0);
+
+/**
+ * A program to keep, at the negotiated minor version.
+ *
+ * @generated from message colocated.v1.LoadProgramRequest
+ */
+export type LoadProgramRequest = Message<"colocated.v1.LoadProgramRequest"> & {
+  /**
+   * @generated from field: uint32 version = 1;
+   */
+  version: number;
+
+  /**
+   * @generated from field: colocated.v1.ProgramPayload program = 2;
+   */
+  program?: ProgramPayload | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.LoadProgramRequest.
+ * Use `create(LoadProgramRequestSchema)` to create a new message.
+ */
+export const LoadProgramRequestSchema: GenMessage<LoadProgramRequest> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 1);
+
+/**
+ * The handle that names the loaded program.
+ *
+ * @generated from message colocated.v1.LoadProgramResponse
+ */
+export type LoadProgramResponse = Message<"colocated.v1.LoadProgramResponse"> & {
+  /**
+   * @generated from field: colocated.v1.ProgramHandle handle = 1;
+   */
+  handle?: ProgramHandle | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.LoadProgramResponse.
+ * Use `create(LoadProgramResponseSchema)` to create a new message.
+ */
+export const LoadProgramResponseSchema: GenMessage<LoadProgramResponse> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 2);
 
 /**
  * The minor versions of colocated.v1 one side can read and write.
@@ -37,7 +99,7 @@ export type VersionRange = Message<"colocated.v1.VersionRange"> & {
  * Use `create(VersionRangeSchema)` to create a new message.
  */
 export const VersionRangeSchema: GenMessage<VersionRange> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 0);
+  messageDesc(file_colocated_v1_service, 3);
 
 /**
  * What the client supports.
@@ -56,7 +118,7 @@ export type GetVersionRequest = Message<"colocated.v1.GetVersionRequest"> & {
  * Use `create(GetVersionRequestSchema)` to create a new message.
  */
 export const GetVersionRequestSchema: GenMessage<GetVersionRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 1);
+  messageDesc(file_colocated_v1_service, 4);
 
 /**
  * What the server supports, and the version both will use.
@@ -80,7 +142,7 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
  * Use `create(GetVersionResponseSchema)` to create a new message.
  */
 export const GetVersionResponseSchema: GenMessage<GetVersionResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 2);
+  messageDesc(file_colocated_v1_service, 5);
 
 /**
  * One array's contents: its elements as raw little-endian bytes, in
@@ -100,7 +162,7 @@ export type ArrayData = Message<"colocated.v1.ArrayData"> & {
  * Use `create(ArrayDataSchema)` to create a new message.
  */
 export const ArrayDataSchema: GenMessage<ArrayData> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 3);
+  messageDesc(file_colocated_v1_service, 6);
 
 /**
  * A program and one ArrayData per input leaf, in leaf order.
@@ -124,6 +186,14 @@ export type ExecuteRequest = Message<"colocated.v1.ExecuteRequest"> & {
    * @generated from field: repeated colocated.v1.ArrayData inputs = 3;
    */
   inputs: ArrayData[];
+
+  /**
+   * A loaded program, in place of `program`. An unknown or evicted handle
+   * gets NOT_FOUND, and the client loads the program again.
+   *
+   * @generated from field: colocated.v1.ProgramHandle handle = 4;
+   */
+  handle?: ProgramHandle | undefined;
 };
 
 /**
@@ -131,7 +201,7 @@ export type ExecuteRequest = Message<"colocated.v1.ExecuteRequest"> & {
  * Use `create(ExecuteRequestSchema)` to create a new message.
  */
 export const ExecuteRequestSchema: GenMessage<ExecuteRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 4);
+  messageDesc(file_colocated_v1_service, 7);
 
 /**
  * The outputs' specs, with their own shared table, and one ArrayData per
@@ -156,7 +226,187 @@ export type ExecuteResponse = Message<"colocated.v1.ExecuteResponse"> & {
  * Use `create(ExecuteResponseSchema)` to create a new message.
  */
 export const ExecuteResponseSchema: GenMessage<ExecuteResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 5);
+  messageDesc(file_colocated_v1_service, 8);
+
+/**
+ * Which part of a global array a shard holds: per dimension, the half-open
+ * range [start, stop), as JAX's devices_indices_map gives it.
+ *
+ * @generated from message colocated.v1.ShardIndex
+ */
+export type ShardIndex = Message<"colocated.v1.ShardIndex"> & {
+  /**
+   * @generated from field: repeated uint64 start = 1 [packed = true];
+   */
+  start: bigint[];
+
+  /**
+   * @generated from field: repeated uint64 stop = 2 [packed = true];
+   */
+  stop: bigint[];
+};
+
+/**
+ * Describes the message colocated.v1.ShardIndex.
+ * Use `create(ShardIndexSchema)` to create a new message.
+ */
+export const ShardIndexSchema: GenMessage<ShardIndex> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 9);
+
+/**
+ * A piece of one shard of one array leaf. A shard's chunks arrive in order;
+ * the first carries its index, the last is marked. Its bytes are the
+ * shard's elements, little-endian, in row-major order of the shard.
+ *
+ * @generated from message colocated.v1.ShardChunk
+ */
+export type ShardChunk = Message<"colocated.v1.ShardChunk"> & {
+  /**
+   * The leaf, in the order of the input (or output) specs.
+   *
+   * @generated from field: uint32 leaf = 1;
+   */
+  leaf: number;
+
+  /**
+   * Set on a shard's first chunk.
+   *
+   * @generated from field: colocated.v1.ShardIndex index = 2;
+   */
+  index?: ShardIndex | undefined;
+
+  /**
+   * Where `data` starts within the shard's bytes.
+   *
+   * @generated from field: uint64 offset = 3;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: bytes data = 4;
+   */
+  data: Uint8Array;
+
+  /**
+   * Set on a shard's last chunk.
+   *
+   * @generated from field: bool last = 5;
+   */
+  last: boolean;
+};
+
+/**
+ * Describes the message colocated.v1.ShardChunk.
+ * Use `create(ShardChunkSchema)` to create a new message.
+ */
+export const ShardChunkSchema: GenMessage<ShardChunk> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 10);
+
+/**
+ * What starts a sharded call: the version and the program, by payload or by
+ * handle.
+ *
+ * @generated from message colocated.v1.ExecuteStart
+ */
+export type ExecuteStart = Message<"colocated.v1.ExecuteStart"> & {
+  /**
+   * @generated from field: uint32 version = 1;
+   */
+  version: number;
+
+  /**
+   * @generated from field: colocated.v1.ProgramPayload program = 2;
+   */
+  program?: ProgramPayload | undefined;
+
+  /**
+   * @generated from field: colocated.v1.ProgramHandle handle = 3;
+   */
+  handle?: ProgramHandle | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.ExecuteStart.
+ * Use `create(ExecuteStartSchema)` to create a new message.
+ */
+export const ExecuteStartSchema: GenMessage<ExecuteStart> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 11);
+
+/**
+ * The client's stream: one start, then the input chunks, then the end.
+ *
+ * @generated from message colocated.v1.ExecuteShardedRequest
+ */
+export type ExecuteShardedRequest = Message<"colocated.v1.ExecuteShardedRequest"> & {
+  /**
+   * @generated from oneof colocated.v1.ExecuteShardedRequest.part
+   */
+  part: {
+    /**
+     * @generated from field: colocated.v1.ExecuteStart start = 1;
+     */
+    value: ExecuteStart;
+    case: "start";
+  } | {
+    /**
+     * @generated from field: colocated.v1.ShardChunk chunk = 2;
+     */
+    value: ShardChunk;
+    case: "chunk";
+  } | {
+    /**
+     * No more input chunks.
+     *
+     * @generated from field: bool end = 3;
+     */
+    value: boolean;
+    case: "end";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message colocated.v1.ExecuteShardedRequest.
+ * Use `create(ExecuteShardedRequestSchema)` to create a new message.
+ */
+export const ExecuteShardedRequestSchema: GenMessage<ExecuteShardedRequest> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 12);
+
+/**
+ * The worker's stream: the output specs, then the output chunks, then the end.
+ *
+ * @generated from message colocated.v1.ExecuteShardedResponse
+ */
+export type ExecuteShardedResponse = Message<"colocated.v1.ExecuteShardedResponse"> & {
+  /**
+   * @generated from oneof colocated.v1.ExecuteShardedResponse.part
+   */
+  part: {
+    /**
+     * @generated from field: colocated.v1.SpecsPayload output_specs = 1;
+     */
+    value: SpecsPayload;
+    case: "outputSpecs";
+  } | {
+    /**
+     * @generated from field: colocated.v1.ShardChunk chunk = 2;
+     */
+    value: ShardChunk;
+    case: "chunk";
+  } | {
+    /**
+     * @generated from field: bool end = 3;
+     */
+    value: boolean;
+    case: "end";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message colocated.v1.ExecuteShardedResponse.
+ * Use `create(ExecuteShardedResponseSchema)` to create a new message.
+ */
+export const ExecuteShardedResponseSchema: GenMessage<ExecuteShardedResponse> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 13);
 
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
@@ -189,6 +439,27 @@ export const ColocatedWorkerService: GenService<{
     methodKind: "unary";
     input: typeof ExecuteRequestSchema;
     output: typeof ExecuteResponseSchema;
+  },
+  /**
+   * Lifts a program once and keeps it, so later calls name it by handle.
+   *
+   * @generated from rpc colocated.v1.ColocatedWorkerService.LoadProgram
+   */
+  loadProgram: {
+    methodKind: "unary";
+    input: typeof LoadProgramRequestSchema;
+    output: typeof LoadProgramResponseSchema;
+  },
+  /**
+   * Runs a program on inputs sent shard by shard in bounded chunks, and
+   * streams the outputs back the same way: for arrays of any size.
+   *
+   * @generated from rpc colocated.v1.ColocatedWorkerService.ExecuteSharded
+   */
+  executeSharded: {
+    methodKind: "bidi_streaming";
+    input: typeof ExecuteShardedRequestSchema;
+    output: typeof ExecuteShardedResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_colocated_v1_service, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/tree.proto.
  */
 export const file_colocated_v1_tree: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIpgCCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYASI/CgdEaWN0S2V5Eg0KA2ludBgBIAEoEkgAEg4KBGJvb2wYAiABKAhIABIOCgRub25lGAMgASgISABCBQoDa2V5Ii4KCE5vZGVUeXBlEgwKBG5hbWUYASABKAkSFAoGZmllbGRzGAIgAygJQgSItRgFKv4BCghOb2RlS2luZBIZChVOT0RFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5OT0RFX0tJTkRfTEVBRhABEhIKDk5PREVfS0lORF9OT05FEAISEwoPTk9ERV9LSU5EX1RVUExFEAMSEgoOTk9ERV9LSU5EX0xJU1QQBBISCg5OT0RFX0tJTkRfRElDVBAFEhgKFE5PREVfS0lORF9OQU1FRFRVUExFEAYSFAoQTk9ERV9LSU5EX0NVU1RPTRAHEiAKFk5PREVfS0lORF9PUkRFUkVEX0RJQ1QQCBoEkLUYARIgChZOT0RFX0tJTkRfREVGQVVMVF9ESUNUEAkaBJC1GAFiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_version]);
+  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIu4CCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYARIWCghrZXlfdGV4dBgJIAEoDEIEmLUYARIdCglrZXlfc2l6ZXMYCiADKA1CChABiLUYBZi1GAESHQoPZnJlc2hfZGljdF9rZXlzGAsgASgIQgSYtRgBIj8KB0RpY3RLZXkSDQoDaW50GAEgASgSSAASDgoEYm9vbBgCIAEoCEgAEg4KBG5vbmUYAyABKAhIAEIFCgNrZXkiLgoITm9kZVR5cGUSDAoEbmFtZRgBIAEoCRIUCgZmaWVsZHMYAiADKAlCBIi1GAUqtgIKCE5vZGVLaW5kEhkKFU5PREVfS0lORF9VTlNQRUNJRklFRBAAEhIKDk5PREVfS0lORF9MRUFGEAESEgoOTk9ERV9LSU5EX05PTkUQAhITCg9OT0RFX0tJTkRfVFVQTEUQAxISCg5OT0RFX0tJTkRfTElTVBAEEhIKDk5PREVfS0lORF9ESUNUEAUSGAoUTk9ERV9LSU5EX05BTUVEVFVQTEUQBhIUChBOT0RFX0tJTkRfQ1VTVE9NEAcSIAoWTk9ERV9LSU5EX09SREVSRURfRElDVBAIGgSQtRgBEiAKFk5PREVfS0lORF9ERUZBVUxUX0RJQ1QQCRoEkLUYARIaChBOT0RFX0tJTkRfTEVBVkVTEAoaBJC1GAESGgoQTk9ERV9LSU5EX1JFUEVBVBALGgSQtRgBYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_version]);
 
 /**
  * A PyTreeDef, flattened into packed columns so that a node costs about a
@@ -20,7 +20,8 @@ export const file_colocated_v1_tree: GenFile = /*@__PURE__*/
  *
  * Nodes are listed in preorder. Container nodes (TUPLE, LIST, DICT,
  * NAMEDTUPLE, CUSTOM, ORDERED_DICT, DEFAULT_DICT) take their children from the
- * nodes that follow.
+ * nodes that follow. LEAVES and REPEAT (1.1) shorten a tree; the limits bound
+ * the tree they expand to.
  *
  * @generated from message colocated.v1.TreeDef
  */
@@ -33,7 +34,8 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
   kinds: NodeKind[];
 
   /**
-   * One per container node, in preorder: its number of children.
+   * One per container, LEAVES and REPEAT node, in preorder: a container's
+   * number of children, a LEAVES run's length, a REPEAT's source index.
    *
    * @generated from field: repeated uint32 arities = 2 [packed = true];
    */
@@ -89,6 +91,32 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
    * @generated from field: repeated colocated.v1.DictKey keys = 8;
    */
   keys: DictKey[];
+
+  /**
+   * The str key pool front-coded (1.1), in place of `strings`: the UTF-8
+   * bytes of every key, each written as the part that follows its shared
+   * prefix with the key before it.
+   *
+   * @generated from field: bytes key_text = 9;
+   */
+  keyText: Uint8Array;
+
+  /**
+   * Two per str key of the pool: how many leading UTF-8 bytes it shares with
+   * the key before it (0 for the first), then how many bytes of `key_text`
+   * follow them. `key_text` is used up exactly.
+   *
+   * @generated from field: repeated uint32 key_sizes = 10 [packed = true];
+   */
+  keySizes: number[];
+
+  /**
+   * Set (1.1) when `dict_keys` would be 0, 1, ..., n-1, every dict taking
+   * the next keys of the pool: `dict_keys` is then left empty.
+   *
+   * @generated from field: bool fresh_dict_keys = 11;
+   */
+  freshDictKeys: boolean;
 };
 
 /**
@@ -231,6 +259,24 @@ export enum NodeKind {
    * @generated from enum value: NODE_KIND_DEFAULT_DICT = 9;
    */
   DEFAULT_DICT = 9,
+
+  /**
+   * A run of leaves: stands for `arities` entry k (k >= 2) LEAF nodes in a
+   * row, and counts as k children of its parent. Never the root.
+   *
+   * @generated from enum value: NODE_KIND_LEAVES = 10;
+   */
+  LEAVES = 10,
+
+  /**
+   * A copy of an earlier complete subtree, structure and leaves together: its
+   * `arities` entry is the index in `kinds` of that subtree's root, which
+   * must end before this node. It takes no leaves, dict keys, type refs or
+   * node data of its own: it repeats the ones the copied subtree took.
+   *
+   * @generated from enum value: NODE_KIND_REPEAT = 11;
+   */
+  REPEAT = 11,
 }
 
 /**

@@ -10,8 +10,10 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -23,6 +25,25 @@ import { ProgramPayload, SpecsPayload } from "./payload";
 export const protobufPackage = "colocated.v1";
 
 export const protobufFileName = "colocated/v1/service.proto";
+
+/** A loaded program: the SHA-256 of its payload's canonical bytes. */
+export interface ProgramHandle {
+  digest: Uint8Array;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A program to keep, at the negotiated minor version. */
+export interface LoadProgramRequest {
+  version: number;
+  program?: ProgramPayload | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The handle that names the loaded program. */
+export interface LoadProgramResponse {
+  handle?: ProgramHandle | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
 
 /** The minor versions of colocated.v1 one side can read and write. */
 export interface VersionRange {
@@ -59,6 +80,11 @@ export interface ExecuteRequest {
   version: number;
   program?: ProgramPayload | undefined;
   inputs: ArrayData[];
+  /**
+   * A loaded program, in place of `program`. An unknown or evicted handle
+   * gets NOT_FOUND, and the client loads the program again.
+   */
+  handle?: ProgramHandle | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -71,6 +97,335 @@ export interface ExecuteResponse {
   outputs: ArrayData[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
+
+/**
+ * Which part of a global array a shard holds: per dimension, the half-open
+ * range [start, stop), as JAX's devices_indices_map gives it.
+ */
+export interface ShardIndex {
+  start: bigint[];
+  stop: bigint[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A piece of one shard of one array leaf. A shard's chunks arrive in order;
+ * the first carries its index, the last is marked. Its bytes are the
+ * shard's elements, little-endian, in row-major order of the shard.
+ */
+export interface ShardChunk {
+  /** The leaf, in the order of the input (or output) specs. */
+  leaf: number;
+  /** Set on a shard's first chunk. */
+  index?:
+    | ShardIndex
+    | undefined;
+  /** Where `data` starts within the shard's bytes. */
+  offset: bigint;
+  data: Uint8Array;
+  /** Set on a shard's last chunk. */
+  last: boolean;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * What starts a sharded call: the version and the program, by payload or by
+ * handle.
+ */
+export interface ExecuteStart {
+  version: number;
+  program?: ProgramPayload | undefined;
+  handle?: ProgramHandle | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The client's stream: one start, then the input chunks, then the end. */
+export interface ExecuteShardedRequest {
+  part?: { $case: "start"; value: ExecuteStart } | { $case: "chunk"; value: ShardChunk } | //
+  /** No more input chunks. */
+  { $case: "end"; value: boolean } | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The worker's stream: the output specs, then the output chunks, then the end. */
+export interface ExecuteShardedResponse {
+  part?: { $case: "outputSpecs"; value: SpecsPayload } | { $case: "chunk"; value: ShardChunk } | {
+    $case: "end";
+    value: boolean;
+  } | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+function createBaseProgramHandle(): ProgramHandle {
+  return { digest: new Uint8Array(0), _unknownFields: {} };
+}
+
+export const ProgramHandle: MessageFns<ProgramHandle> = {
+  encode(message: ProgramHandle, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.digest.length !== 0) {
+      writer.uint32(10).bytes(message.digest);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProgramHandle {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProgramHandle();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.digest = reader.bytes();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProgramHandle {
+    return { digest: isSet(object.digest) ? bytesFromBase64(object.digest) : new Uint8Array(0) };
+  },
+
+  toJSON(message: ProgramHandle): unknown {
+    const obj: any = {};
+    if (message.digest.length !== 0) {
+      obj.digest = base64FromBytes(message.digest);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProgramHandle>, I>>(base?: I): ProgramHandle {
+    return ProgramHandle.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProgramHandle>, I>>(object: I): ProgramHandle {
+    const message = createBaseProgramHandle();
+    message.digest = object.digest ?? new Uint8Array(0);
+    return message;
+  },
+};
+
+function createBaseLoadProgramRequest(): LoadProgramRequest {
+  return { version: 0, program: undefined, _unknownFields: {} };
+}
+
+export const LoadProgramRequest: MessageFns<LoadProgramRequest> = {
+  encode(message: LoadProgramRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).uint32(message.version);
+    }
+    if (message.program !== undefined) {
+      ProgramPayload.encode(message.program, writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoadProgramRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoadProgramRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.program = ProgramPayload.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LoadProgramRequest {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      program: isSet(object.program) ? ProgramPayload.fromJSON(object.program) : undefined,
+    };
+  },
+
+  toJSON(message: LoadProgramRequest): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.program !== undefined) {
+      obj.program = ProgramPayload.toJSON(message.program);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LoadProgramRequest>, I>>(base?: I): LoadProgramRequest {
+    return LoadProgramRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LoadProgramRequest>, I>>(object: I): LoadProgramRequest {
+    const message = createBaseLoadProgramRequest();
+    message.version = object.version ?? 0;
+    message.program = (object.program !== undefined && object.program !== null)
+      ? ProgramPayload.fromPartial(object.program)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLoadProgramResponse(): LoadProgramResponse {
+  return { handle: undefined, _unknownFields: {} };
+}
+
+export const LoadProgramResponse: MessageFns<LoadProgramResponse> = {
+  encode(message: LoadProgramResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.handle !== undefined) {
+      ProgramHandle.encode(message.handle, writer.uint32(10).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoadProgramResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoadProgramResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.handle = ProgramHandle.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LoadProgramResponse {
+    return { handle: isSet(object.handle) ? ProgramHandle.fromJSON(object.handle) : undefined };
+  },
+
+  toJSON(message: LoadProgramResponse): unknown {
+    const obj: any = {};
+    if (message.handle !== undefined) {
+      obj.handle = ProgramHandle.toJSON(message.handle);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LoadProgramResponse>, I>>(base?: I): LoadProgramResponse {
+    return LoadProgramResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LoadProgramResponse>, I>>(object: I): LoadProgramResponse {
+    const message = createBaseLoadProgramResponse();
+    message.handle = (object.handle !== undefined && object.handle !== null)
+      ? ProgramHandle.fromPartial(object.handle)
+      : undefined;
+    return message;
+  },
+};
 
 function createBaseVersionRange(): VersionRange {
   return { minVersion: 0, maxVersion: 0, _unknownFields: {} };
@@ -453,7 +808,7 @@ export const ArrayData: MessageFns<ArrayData> = {
 };
 
 function createBaseExecuteRequest(): ExecuteRequest {
-  return { version: 0, program: undefined, inputs: [], _unknownFields: {} };
+  return { version: 0, program: undefined, inputs: [], handle: undefined, _unknownFields: {} };
 }
 
 export const ExecuteRequest: MessageFns<ExecuteRequest> = {
@@ -466,6 +821,9 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     }
     for (const v of message.inputs) {
       ArrayData.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.handle !== undefined) {
+      ProgramHandle.encode(message.handle, writer.uint32(34).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -515,6 +873,14 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
             message.inputs.push(ArrayData.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.handle = ProgramHandle.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -540,6 +906,7 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       program: isSet(object.program) ? ProgramPayload.fromJSON(object.program) : undefined,
       inputs: globalThis.Array.isArray(object?.inputs) ? object.inputs.map((e: any) => ArrayData.fromJSON(e)) : [],
+      handle: isSet(object.handle) ? ProgramHandle.fromJSON(object.handle) : undefined,
     };
   },
 
@@ -554,6 +921,9 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     if (message.inputs?.length) {
       obj.inputs = message.inputs.map((e) => ArrayData.toJSON(e));
     }
+    if (message.handle !== undefined) {
+      obj.handle = ProgramHandle.toJSON(message.handle);
+    }
     return obj;
   },
 
@@ -567,6 +937,9 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
       ? ProgramPayload.fromPartial(object.program)
       : undefined;
     message.inputs = object.inputs?.map((e) => ArrayData.fromPartial(e)) || [];
+    message.handle = (object.handle !== undefined && object.handle !== null)
+      ? ProgramHandle.fromPartial(object.handle)
+      : undefined;
     return message;
   },
 };
@@ -678,6 +1051,694 @@ export const ExecuteResponse: MessageFns<ExecuteResponse> = {
   },
 };
 
+function createBaseShardIndex(): ShardIndex {
+  return { start: [], stop: [], _unknownFields: {} };
+}
+
+export const ShardIndex: MessageFns<ShardIndex> = {
+  encode(message: ShardIndex, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.start.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.start) {
+        if (BigInt.asUintN(64, v) !== v) {
+          throw new globalThis.Error("a value provided in array field start of type uint64 is too large");
+        }
+        writer.uint64(v);
+      }
+      writer.join();
+    }
+    if (message.stop.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.stop) {
+        if (BigInt.asUintN(64, v) !== v) {
+          throw new globalThis.Error("a value provided in array field stop of type uint64 is too large");
+        }
+        writer.uint64(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ShardIndex {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseShardIndex();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.start.push(reader.uint64() as bigint);
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.start.push(reader.uint64() as bigint);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.stop.push(reader.uint64() as bigint);
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.stop.push(reader.uint64() as bigint);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ShardIndex {
+    return {
+      start: globalThis.Array.isArray(object?.start) ? object.start.map((e: any) => BigInt(e)) : [],
+      stop: globalThis.Array.isArray(object?.stop) ? object.stop.map((e: any) => BigInt(e)) : [],
+    };
+  },
+
+  toJSON(message: ShardIndex): unknown {
+    const obj: any = {};
+    if (message.start?.length) {
+      obj.start = message.start.map((e) => e.toString());
+    }
+    if (message.stop?.length) {
+      obj.stop = message.stop.map((e) => e.toString());
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ShardIndex>, I>>(base?: I): ShardIndex {
+    return ShardIndex.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ShardIndex>, I>>(object: I): ShardIndex {
+    const message = createBaseShardIndex();
+    message.start = object.start?.map((e) => BigInt(e)) || [];
+    message.stop = object.stop?.map((e) => BigInt(e)) || [];
+    return message;
+  },
+};
+
+function createBaseShardChunk(): ShardChunk {
+  return { leaf: 0, index: undefined, offset: 0n, data: new Uint8Array(0), last: false, _unknownFields: {} };
+}
+
+export const ShardChunk: MessageFns<ShardChunk> = {
+  encode(message: ShardChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.leaf !== 0) {
+      writer.uint32(8).uint32(message.leaf);
+    }
+    if (message.index !== undefined) {
+      ShardIndex.encode(message.index, writer.uint32(18).fork()).join();
+    }
+    if (message.offset !== 0n) {
+      if (BigInt.asUintN(64, message.offset) !== message.offset) {
+        throw new globalThis.Error("value provided for field message.offset of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.offset);
+    }
+    if (message.data.length !== 0) {
+      writer.uint32(34).bytes(message.data);
+    }
+    if (message.last !== false) {
+      writer.uint32(40).bool(message.last);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ShardChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseShardChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.leaf = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.index = ShardIndex.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.offset = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.data = reader.bytes();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.last = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ShardChunk {
+    return {
+      leaf: isSet(object.leaf) ? globalThis.Number(object.leaf) : 0,
+      index: isSet(object.index) ? ShardIndex.fromJSON(object.index) : undefined,
+      offset: isSet(object.offset) ? BigInt(object.offset) : 0n,
+      data: isSet(object.data) ? bytesFromBase64(object.data) : new Uint8Array(0),
+      last: isSet(object.last) ? globalThis.Boolean(object.last) : false,
+    };
+  },
+
+  toJSON(message: ShardChunk): unknown {
+    const obj: any = {};
+    if (message.leaf !== 0) {
+      obj.leaf = Math.round(message.leaf);
+    }
+    if (message.index !== undefined) {
+      obj.index = ShardIndex.toJSON(message.index);
+    }
+    if (message.offset !== 0n) {
+      obj.offset = message.offset.toString();
+    }
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.last !== false) {
+      obj.last = message.last;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ShardChunk>, I>>(base?: I): ShardChunk {
+    return ShardChunk.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ShardChunk>, I>>(object: I): ShardChunk {
+    const message = createBaseShardChunk();
+    message.leaf = object.leaf ?? 0;
+    message.index = (object.index !== undefined && object.index !== null)
+      ? ShardIndex.fromPartial(object.index)
+      : undefined;
+    message.offset = (object.offset !== undefined && object.offset !== null) ? BigInt(object.offset) : 0n;
+    message.data = object.data ?? new Uint8Array(0);
+    message.last = object.last ?? false;
+    return message;
+  },
+};
+
+function createBaseExecuteStart(): ExecuteStart {
+  return { version: 0, program: undefined, handle: undefined, _unknownFields: {} };
+}
+
+export const ExecuteStart: MessageFns<ExecuteStart> = {
+  encode(message: ExecuteStart, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).uint32(message.version);
+    }
+    if (message.program !== undefined) {
+      ProgramPayload.encode(message.program, writer.uint32(18).fork()).join();
+    }
+    if (message.handle !== undefined) {
+      ProgramHandle.encode(message.handle, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecuteStart {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecuteStart();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.program = ProgramPayload.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.handle = ProgramHandle.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecuteStart {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      program: isSet(object.program) ? ProgramPayload.fromJSON(object.program) : undefined,
+      handle: isSet(object.handle) ? ProgramHandle.fromJSON(object.handle) : undefined,
+    };
+  },
+
+  toJSON(message: ExecuteStart): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.program !== undefined) {
+      obj.program = ProgramPayload.toJSON(message.program);
+    }
+    if (message.handle !== undefined) {
+      obj.handle = ProgramHandle.toJSON(message.handle);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecuteStart>, I>>(base?: I): ExecuteStart {
+    return ExecuteStart.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecuteStart>, I>>(object: I): ExecuteStart {
+    const message = createBaseExecuteStart();
+    message.version = object.version ?? 0;
+    message.program = (object.program !== undefined && object.program !== null)
+      ? ProgramPayload.fromPartial(object.program)
+      : undefined;
+    message.handle = (object.handle !== undefined && object.handle !== null)
+      ? ProgramHandle.fromPartial(object.handle)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseExecuteShardedRequest(): ExecuteShardedRequest {
+  return { part: undefined, _unknownFields: {} };
+}
+
+export const ExecuteShardedRequest: MessageFns<ExecuteShardedRequest> = {
+  encode(message: ExecuteShardedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.part?.$case) {
+      case "start":
+        ExecuteStart.encode(message.part.value, writer.uint32(10).fork()).join();
+        break;
+      case "chunk":
+        ShardChunk.encode(message.part.value, writer.uint32(18).fork()).join();
+        break;
+      case "end":
+        writer.uint32(24).bool(message.part.value);
+        break;
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecuteShardedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecuteShardedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.part = { $case: "start", value: ExecuteStart.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.part = { $case: "chunk", value: ShardChunk.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.part = { $case: "end", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecuteShardedRequest {
+    return {
+      part: isSet(object.start)
+        ? { $case: "start", value: ExecuteStart.fromJSON(object.start) }
+        : isSet(object.chunk)
+        ? { $case: "chunk", value: ShardChunk.fromJSON(object.chunk) }
+        : isSet(object.end)
+        ? { $case: "end", value: globalThis.Boolean(object.end) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ExecuteShardedRequest): unknown {
+    const obj: any = {};
+    if (message.part?.$case === "start") {
+      obj.start = ExecuteStart.toJSON(message.part.value);
+    } else if (message.part?.$case === "chunk") {
+      obj.chunk = ShardChunk.toJSON(message.part.value);
+    } else if (message.part?.$case === "end") {
+      obj.end = message.part.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecuteShardedRequest>, I>>(base?: I): ExecuteShardedRequest {
+    return ExecuteShardedRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecuteShardedRequest>, I>>(object: I): ExecuteShardedRequest {
+    const message = createBaseExecuteShardedRequest();
+    switch (object.part?.$case) {
+      case "start": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "start", value: ExecuteStart.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "chunk": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "chunk", value: ShardChunk.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "end": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "end", value: object.part.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseExecuteShardedResponse(): ExecuteShardedResponse {
+  return { part: undefined, _unknownFields: {} };
+}
+
+export const ExecuteShardedResponse: MessageFns<ExecuteShardedResponse> = {
+  encode(message: ExecuteShardedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.part?.$case) {
+      case "outputSpecs":
+        SpecsPayload.encode(message.part.value, writer.uint32(10).fork()).join();
+        break;
+      case "chunk":
+        ShardChunk.encode(message.part.value, writer.uint32(18).fork()).join();
+        break;
+      case "end":
+        writer.uint32(24).bool(message.part.value);
+        break;
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecuteShardedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecuteShardedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.part = { $case: "outputSpecs", value: SpecsPayload.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.part = { $case: "chunk", value: ShardChunk.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.part = { $case: "end", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecuteShardedResponse {
+    return {
+      part: isSet(object.outputSpecs)
+        ? { $case: "outputSpecs", value: SpecsPayload.fromJSON(object.outputSpecs) }
+        : isSet(object.output_specs)
+        ? { $case: "outputSpecs", value: SpecsPayload.fromJSON(object.output_specs) }
+        : isSet(object.chunk)
+        ? { $case: "chunk", value: ShardChunk.fromJSON(object.chunk) }
+        : isSet(object.end)
+        ? { $case: "end", value: globalThis.Boolean(object.end) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ExecuteShardedResponse): unknown {
+    const obj: any = {};
+    if (message.part?.$case === "outputSpecs") {
+      obj.outputSpecs = SpecsPayload.toJSON(message.part.value);
+    } else if (message.part?.$case === "chunk") {
+      obj.chunk = ShardChunk.toJSON(message.part.value);
+    } else if (message.part?.$case === "end") {
+      obj.end = message.part.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecuteShardedResponse>, I>>(base?: I): ExecuteShardedResponse {
+    return ExecuteShardedResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecuteShardedResponse>, I>>(object: I): ExecuteShardedResponse {
+    const message = createBaseExecuteShardedResponse();
+    switch (object.part?.$case) {
+      case "outputSpecs": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "outputSpecs", value: SpecsPayload.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "chunk": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "chunk", value: ShardChunk.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "end": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "end", value: object.part.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
  * job's accelerators.
@@ -709,6 +1770,31 @@ export const ColocatedWorkerServiceService = {
     responseSerialize: (value: ExecuteResponse): Buffer => Buffer.from(ExecuteResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExecuteResponse => ExecuteResponse.decode(value),
   },
+  /** Lifts a program once and keeps it, so later calls name it by handle. */
+  loadProgram: {
+    path: "/colocated.v1.ColocatedWorkerService/LoadProgram" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: LoadProgramRequest): Buffer => Buffer.from(LoadProgramRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LoadProgramRequest => LoadProgramRequest.decode(value),
+    responseSerialize: (value: LoadProgramResponse): Buffer => Buffer.from(LoadProgramResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LoadProgramResponse => LoadProgramResponse.decode(value),
+  },
+  /**
+   * Runs a program on inputs sent shard by shard in bounded chunks, and
+   * streams the outputs back the same way: for arrays of any size.
+   */
+  executeSharded: {
+    path: "/colocated.v1.ColocatedWorkerService/ExecuteSharded" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: ExecuteShardedRequest): Buffer =>
+      Buffer.from(ExecuteShardedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExecuteShardedRequest => ExecuteShardedRequest.decode(value),
+    responseSerialize: (value: ExecuteShardedResponse): Buffer =>
+      Buffer.from(ExecuteShardedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExecuteShardedResponse => ExecuteShardedResponse.decode(value),
+  },
 } as const;
 
 export interface ColocatedWorkerServiceServer extends UntypedServiceImplementation {
@@ -716,6 +1802,13 @@ export interface ColocatedWorkerServiceServer extends UntypedServiceImplementati
   getVersion: handleUnaryCall<GetVersionRequest, GetVersionResponse>;
   /** Runs a program on input data and returns the outputs with their specs. */
   execute: handleUnaryCall<ExecuteRequest, ExecuteResponse>;
+  /** Lifts a program once and keeps it, so later calls name it by handle. */
+  loadProgram: handleUnaryCall<LoadProgramRequest, LoadProgramResponse>;
+  /**
+   * Runs a program on inputs sent shard by shard in bounded chunks, and
+   * streams the outputs back the same way: for arrays of any size.
+   */
+  executeSharded: handleBidiStreamingCall<ExecuteShardedRequest, ExecuteShardedResponse>;
 }
 
 export interface ColocatedWorkerServiceClient extends Client {
@@ -751,6 +1844,32 @@ export interface ColocatedWorkerServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExecuteResponse) => void,
   ): ClientUnaryCall;
+  /** Lifts a program once and keeps it, so later calls name it by handle. */
+  loadProgram(
+    request: LoadProgramRequest,
+    callback: (error: ServiceError | null, response: LoadProgramResponse) => void,
+  ): ClientUnaryCall;
+  loadProgram(
+    request: LoadProgramRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LoadProgramResponse) => void,
+  ): ClientUnaryCall;
+  loadProgram(
+    request: LoadProgramRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LoadProgramResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Runs a program on inputs sent shard by shard in bounded chunks, and
+   * streams the outputs back the same way: for arrays of any size.
+   */
+  executeSharded(): ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>;
+  executeSharded(options: Partial<CallOptions>): ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>;
+  executeSharded(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>;
 }
 
 export const ColocatedWorkerServiceClient = makeGenericClientConstructor(

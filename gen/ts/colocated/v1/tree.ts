@@ -29,6 +29,18 @@ export enum NodeKind {
    * default_factory as a node type (see TreeDef.type_refs).
    */
   NODE_KIND_DEFAULT_DICT = 9,
+  /**
+   * NODE_KIND_LEAVES - A run of leaves: stands for `arities` entry k (k >= 2) LEAF nodes in a
+   * row, and counts as k children of its parent. Never the root.
+   */
+  NODE_KIND_LEAVES = 10,
+  /**
+   * NODE_KIND_REPEAT - A copy of an earlier complete subtree, structure and leaves together: its
+   * `arities` entry is the index in `kinds` of that subtree's root, which
+   * must end before this node. It takes no leaves, dict keys, type refs or
+   * node data of its own: it repeats the ones the copied subtree took.
+   */
+  NODE_KIND_REPEAT = 11,
   UNRECOGNIZED = -1,
 }
 
@@ -64,6 +76,12 @@ export function nodeKindFromJSON(object: any): NodeKind {
     case 9:
     case "NODE_KIND_DEFAULT_DICT":
       return NodeKind.NODE_KIND_DEFAULT_DICT;
+    case 10:
+    case "NODE_KIND_LEAVES":
+      return NodeKind.NODE_KIND_LEAVES;
+    case 11:
+    case "NODE_KIND_REPEAT":
+      return NodeKind.NODE_KIND_REPEAT;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -93,6 +111,10 @@ export function nodeKindToJSON(object: NodeKind): string {
       return "NODE_KIND_ORDERED_DICT";
     case NodeKind.NODE_KIND_DEFAULT_DICT:
       return "NODE_KIND_DEFAULT_DICT";
+    case NodeKind.NODE_KIND_LEAVES:
+      return "NODE_KIND_LEAVES";
+    case NodeKind.NODE_KIND_REPEAT:
+      return "NODE_KIND_REPEAT";
     case NodeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -105,12 +127,16 @@ export function nodeKindToJSON(object: NodeKind): string {
  *
  * Nodes are listed in preorder. Container nodes (TUPLE, LIST, DICT,
  * NAMEDTUPLE, CUSTOM, ORDERED_DICT, DEFAULT_DICT) take their children from the
- * nodes that follow.
+ * nodes that follow. LEAVES and REPEAT (1.1) shorten a tree; the limits bound
+ * the tree they expand to.
  */
 export interface TreeDef {
   /** Every node's kind, in preorder. */
   kinds: NodeKind[];
-  /** One per container node, in preorder: its number of children. */
+  /**
+   * One per container, LEAVES and REPEAT node, in preorder: a container's
+   * number of children, a LEAVES run's length, a REPEAT's source index.
+   */
   arities: number[];
   /** The distinct dict keys, in the order a preorder walk first uses them. */
   strings: string[];
@@ -141,6 +167,23 @@ export interface TreeDef {
    * first uses them; dict_keys name them after `strings`.
    */
   keys: DictKey[];
+  /**
+   * The str key pool front-coded (1.1), in place of `strings`: the UTF-8
+   * bytes of every key, each written as the part that follows its shared
+   * prefix with the key before it.
+   */
+  keyText: Uint8Array;
+  /**
+   * Two per str key of the pool: how many leading UTF-8 bytes it shares with
+   * the key before it (0 for the first), then how many bytes of `key_text`
+   * follow them. `key_text` is used up exactly.
+   */
+  keySizes: number[];
+  /**
+   * Set (1.1) when `dict_keys` would be 0, 1, ..., n-1, every dict taking
+   * the next keys of the pool: `dict_keys` is then left empty.
+   */
+  freshDictKeys: boolean;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -179,6 +222,9 @@ function createBaseTreeDef(): TreeDef {
     typeRefs: [],
     nodeData: [],
     keys: [],
+    keyText: new Uint8Array(0),
+    keySizes: [],
+    freshDictKeys: false,
     _unknownFields: {},
   };
 }
@@ -224,6 +270,19 @@ export const TreeDef: MessageFns<TreeDef> = {
     }
     for (const v of message.keys) {
       DictKey.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.keyText.length !== 0) {
+      writer.uint32(74).bytes(message.keyText);
+    }
+    if (message.keySizes.length !== 0) {
+      writer.uint32(82).fork();
+      for (const v of message.keySizes) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.freshDictKeys !== false) {
+      writer.uint32(88).bool(message.freshDictKeys);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -353,6 +412,40 @@ export const TreeDef: MessageFns<TreeDef> = {
             message.keys.push(DictKey.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.keyText = reader.bytes();
+            continue;
+          }
+          case 10: {
+            if (tag === 80) {
+              message.keySizes.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 82) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.keySizes.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.freshDictKeys = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -401,6 +494,21 @@ export const TreeDef: MessageFns<TreeDef> = {
       keys: globalThis.Array.isArray(object?.keys)
         ? object.keys.map((e: any) => DictKey.fromJSON(e))
         : [],
+      keyText: isSet(object.keyText)
+        ? bytesFromBase64(object.keyText)
+        : isSet(object.key_text)
+        ? bytesFromBase64(object.key_text)
+        : new Uint8Array(0),
+      keySizes: globalThis.Array.isArray(object?.keySizes)
+        ? object.keySizes.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.key_sizes)
+        ? object.key_sizes.map((e: any) => globalThis.Number(e))
+        : [],
+      freshDictKeys: isSet(object.freshDictKeys)
+        ? globalThis.Boolean(object.freshDictKeys)
+        : isSet(object.fresh_dict_keys)
+        ? globalThis.Boolean(object.fresh_dict_keys)
+        : false,
     };
   },
 
@@ -430,6 +538,15 @@ export const TreeDef: MessageFns<TreeDef> = {
     if (message.keys?.length) {
       obj.keys = message.keys.map((e) => DictKey.toJSON(e));
     }
+    if (message.keyText.length !== 0) {
+      obj.keyText = base64FromBytes(message.keyText);
+    }
+    if (message.keySizes?.length) {
+      obj.keySizes = message.keySizes.map((e) => Math.round(e));
+    }
+    if (message.freshDictKeys !== false) {
+      obj.freshDictKeys = message.freshDictKeys;
+    }
     return obj;
   },
 
@@ -446,6 +563,9 @@ export const TreeDef: MessageFns<TreeDef> = {
     message.typeRefs = object.typeRefs?.map((e) => e) || [];
     message.nodeData = object.nodeData?.map((e) => e) || [];
     message.keys = object.keys?.map((e) => DictKey.fromPartial(e)) || [];
+    message.keyText = object.keyText ?? new Uint8Array(0);
+    message.keySizes = object.keySizes?.map((e) => e) || [];
+    message.freshDictKeys = object.freshDictKeys ?? false;
     return message;
   },
 };

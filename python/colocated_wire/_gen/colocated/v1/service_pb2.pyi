@@ -8,6 +8,26 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ProgramHandle(_message.Message):
+    __slots__ = ("digest",)
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    digest: bytes
+    def __init__(self, digest: _Optional[bytes] = ...) -> None: ...
+
+class LoadProgramRequest(_message.Message):
+    __slots__ = ("version", "program")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PROGRAM_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    program: _payload_pb2.ProgramPayload
+    def __init__(self, version: _Optional[int] = ..., program: _Optional[_Union[_payload_pb2.ProgramPayload, _Mapping]] = ...) -> None: ...
+
+class LoadProgramResponse(_message.Message):
+    __slots__ = ("handle",)
+    HANDLE_FIELD_NUMBER: _ClassVar[int]
+    handle: ProgramHandle
+    def __init__(self, handle: _Optional[_Union[ProgramHandle, _Mapping]] = ...) -> None: ...
+
 class VersionRange(_message.Message):
     __slots__ = ("min_version", "max_version")
     MIN_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -37,14 +57,16 @@ class ArrayData(_message.Message):
     def __init__(self, data: _Optional[bytes] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("version", "program", "inputs")
+    __slots__ = ("version", "program", "inputs", "handle")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PROGRAM_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
+    HANDLE_FIELD_NUMBER: _ClassVar[int]
     version: int
     program: _payload_pb2.ProgramPayload
     inputs: _containers.RepeatedCompositeFieldContainer[ArrayData]
-    def __init__(self, version: _Optional[int] = ..., program: _Optional[_Union[_payload_pb2.ProgramPayload, _Mapping]] = ..., inputs: _Optional[_Iterable[_Union[ArrayData, _Mapping]]] = ...) -> None: ...
+    handle: ProgramHandle
+    def __init__(self, version: _Optional[int] = ..., program: _Optional[_Union[_payload_pb2.ProgramPayload, _Mapping]] = ..., inputs: _Optional[_Iterable[_Union[ArrayData, _Mapping]]] = ..., handle: _Optional[_Union[ProgramHandle, _Mapping]] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ("output_specs", "outputs")
@@ -53,3 +75,55 @@ class ExecuteResponse(_message.Message):
     output_specs: _payload_pb2.SpecsPayload
     outputs: _containers.RepeatedCompositeFieldContainer[ArrayData]
     def __init__(self, output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[ArrayData, _Mapping]]] = ...) -> None: ...
+
+class ShardIndex(_message.Message):
+    __slots__ = ("start", "stop")
+    START_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    start: _containers.RepeatedScalarFieldContainer[int]
+    stop: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, start: _Optional[_Iterable[int]] = ..., stop: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ShardChunk(_message.Message):
+    __slots__ = ("leaf", "index", "offset", "data", "last")
+    LEAF_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    leaf: int
+    index: ShardIndex
+    offset: int
+    data: bytes
+    last: bool
+    def __init__(self, leaf: _Optional[int] = ..., index: _Optional[_Union[ShardIndex, _Mapping]] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ..., last: _Optional[bool] = ...) -> None: ...
+
+class ExecuteStart(_message.Message):
+    __slots__ = ("version", "program", "handle")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PROGRAM_FIELD_NUMBER: _ClassVar[int]
+    HANDLE_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    program: _payload_pb2.ProgramPayload
+    handle: ProgramHandle
+    def __init__(self, version: _Optional[int] = ..., program: _Optional[_Union[_payload_pb2.ProgramPayload, _Mapping]] = ..., handle: _Optional[_Union[ProgramHandle, _Mapping]] = ...) -> None: ...
+
+class ExecuteShardedRequest(_message.Message):
+    __slots__ = ("start", "chunk", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: ExecuteStart
+    chunk: ShardChunk
+    end: bool
+    def __init__(self, start: _Optional[_Union[ExecuteStart, _Mapping]] = ..., chunk: _Optional[_Union[ShardChunk, _Mapping]] = ..., end: _Optional[bool] = ...) -> None: ...
+
+class ExecuteShardedResponse(_message.Message):
+    __slots__ = ("output_specs", "chunk", "end")
+    OUTPUT_SPECS_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    output_specs: _payload_pb2.SpecsPayload
+    chunk: ShardChunk
+    end: bool
+    def __init__(self, output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., chunk: _Optional[_Union[ShardChunk, _Mapping]] = ..., end: _Optional[bool] = ...) -> None: ...

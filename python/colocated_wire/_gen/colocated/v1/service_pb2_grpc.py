@@ -51,6 +51,16 @@ class ColocatedWorkerServiceStub:
                 request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
                 _registered_method=True)
+        self.LoadProgram = channel.unary_unary(
+                '/colocated.v1.ColocatedWorkerService/LoadProgram',
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramResponse.FromString,
+                _registered_method=True)
+        self.ExecuteSharded = channel.stream_stream(
+                '/colocated.v1.ColocatedWorkerService/ExecuteSharded',
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.FromString,
+                _registered_method=True)
 
 
 class ColocatedWorkerServiceServicer:
@@ -77,6 +87,21 @@ class ColocatedWorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LoadProgram(self, request, context):
+        """Lifts a program once and keeps it, so later calls name it by handle.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExecuteSharded(self, request_iterator, context):
+        """Runs a program on inputs sent shard by shard in bounded chunks, and
+        streams the outputs back the same way: for arrays of any size.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -89,6 +114,16 @@ def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
                     servicer.Execute,
                     request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.FromString,
                     response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.SerializeToString,
+            ),
+            'LoadProgram': grpc.unary_unary_rpc_method_handler(
+                    servicer.LoadProgram,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramResponse.SerializeToString,
+            ),
+            'ExecuteSharded': grpc.stream_stream_rpc_method_handler(
+                    servicer.ExecuteSharded,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -152,6 +187,60 @@ class ColocatedWorkerService:
             '/colocated.v1.ColocatedWorkerService/Execute',
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteRequest.SerializeToString,
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LoadProgram(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/colocated.v1.ColocatedWorkerService/LoadProgram',
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.LoadProgramResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecuteSharded(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/colocated.v1.ColocatedWorkerService/ExecuteSharded',
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.FromString,
             options,
             channel_credentials,
             insecure,

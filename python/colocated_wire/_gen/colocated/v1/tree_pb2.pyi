@@ -21,6 +21,8 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NODE_KIND_CUSTOM: _ClassVar[NodeKind]
     NODE_KIND_ORDERED_DICT: _ClassVar[NodeKind]
     NODE_KIND_DEFAULT_DICT: _ClassVar[NodeKind]
+    NODE_KIND_LEAVES: _ClassVar[NodeKind]
+    NODE_KIND_REPEAT: _ClassVar[NodeKind]
 NODE_KIND_UNSPECIFIED: NodeKind
 NODE_KIND_LEAF: NodeKind
 NODE_KIND_NONE: NodeKind
@@ -31,9 +33,11 @@ NODE_KIND_NAMEDTUPLE: NodeKind
 NODE_KIND_CUSTOM: NodeKind
 NODE_KIND_ORDERED_DICT: NodeKind
 NODE_KIND_DEFAULT_DICT: NodeKind
+NODE_KIND_LEAVES: NodeKind
+NODE_KIND_REPEAT: NodeKind
 
 class TreeDef(_message.Message):
-    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data", "keys")
+    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data", "keys", "key_text", "key_sizes", "fresh_dict_keys")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     ARITIES_FIELD_NUMBER: _ClassVar[int]
     STRINGS_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +46,9 @@ class TreeDef(_message.Message):
     TYPE_REFS_FIELD_NUMBER: _ClassVar[int]
     NODE_DATA_FIELD_NUMBER: _ClassVar[int]
     KEYS_FIELD_NUMBER: _ClassVar[int]
+    KEY_TEXT_FIELD_NUMBER: _ClassVar[int]
+    KEY_SIZES_FIELD_NUMBER: _ClassVar[int]
+    FRESH_DICT_KEYS_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedScalarFieldContainer[NodeKind]
     arities: _containers.RepeatedScalarFieldContainer[int]
     strings: _containers.RepeatedScalarFieldContainer[str]
@@ -50,7 +57,10 @@ class TreeDef(_message.Message):
     type_refs: _containers.RepeatedScalarFieldContainer[int]
     node_data: _containers.RepeatedScalarFieldContainer[bytes]
     keys: _containers.RepeatedCompositeFieldContainer[DictKey]
-    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ...) -> None: ...
+    key_text: bytes
+    key_sizes: _containers.RepeatedScalarFieldContainer[int]
+    fresh_dict_keys: bool
+    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ..., key_text: _Optional[bytes] = ..., key_sizes: _Optional[_Iterable[int]] = ..., fresh_dict_keys: _Optional[bool] = ...) -> None: ...
 
 class DictKey(_message.Message):
     __slots__ = ("int", "bool", "none")
