@@ -72,7 +72,8 @@ requires = metadata.requires("colocated-wire") or []
 check(metadata.metadata("colocated-wire").get_all("Provides-Extra") == ["worker"],
       f"extras: {metadata.metadata('colocated-wire').get_all('Provides-Extra')}")
 worker = [r for r in requires if 'extra == "worker"' in r]
-check(len(worker) == 1 and worker[0].startswith("grpcio"), f"worker extra requires {worker}")
+check(sorted(r.split(">")[0] for r in worker) == ["grpcio", "grpcio-health-checking", "grpcio-reflection"],
+      f"worker extra requires {worker}")
 core = {r.split(">")[0].split("<")[0].split("=")[0] for r in requires if "extra ==" not in r}
 check(core == {"jax", "jaxlib", "protobuf", "numpy", "cloudpickle"}, f"requires {sorted(core)}")
 for name in ("jax", "jaxlib"):

@@ -35,9 +35,10 @@ def test_pyproject_requires_the_tested_jax_range(name):
     assert f"{name}{SUPPORTED_JAX}" in PYPROJECT["project"]["dependencies"]
 
 
-def test_the_worker_extra_brings_grpcio():
-    (grpcio,) = PYPROJECT["project"]["optional-dependencies"]["worker"]
-    assert grpcio.startswith("grpcio>=")
+def test_the_worker_extra_brings_grpcio_and_its_standard_services():
+    worker = PYPROJECT["project"]["optional-dependencies"]["worker"]
+    names = [r.split(">")[0] for r in worker]
+    assert names == ["grpcio", "grpcio-health-checking", "grpcio-reflection"]
 
 
 def test_the_package_is_typed():
