@@ -11,18 +11,22 @@ encodes the same content. One JSON object per line goes to stdout: "startup", th
 import gc
 import hashlib
 import json
+import lzma
 import os
 import platform
 import statistics
 import sys
 import time
 import traceback
+import zlib
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.experimental.colocated_python import serialization
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+import training_nodes
 from colocated_wire import deserialize_specs, serialize_specs
 
 
@@ -66,6 +70,10 @@ def build_specs(case, device_ids, devices_by_id):
         )
 
     specs = case["shardings"]
+    if case["tree"] == "nested":
+        tree = build_blueprint(case["blueprint"], lambda k: sharding(specs[k]))
+        flat, treedef = jax.tree_util.tree_flatten(tree)
+        return treedef, flat
     shared = [sharding(spec) for spec in specs]
     # "freshShardings": every leaf gets a NamedSharding of its own, as programs make them.
     fresh = case.get("freshShardings", False)
@@ -83,6 +91,41 @@ def build_specs(case, device_ids, devices_by_id):
     tree = leaves if case["tree"] == "list" else {leaf_key(i, n): x for i, x in enumerate(leaves)}
     flat, treedef = jax.tree_util.tree_flatten(tree)
     return treedef, flat
+
+
+def build_blueprint(blueprint, sharding):
+    """A nested case's pytree (S5, S6), a leaf's sharding from `sharding` (called once per
+    leaf); bench/build-specs.ts builds the same from the same blueprint."""
+    kinds = blueprint["leafKinds"]
+
+    def node_class(name):
+        module, _, qualname = name.partition(".")
+        assert module == training_nodes.__name__, name
+        return getattr(training_nodes, qualname)
+
+    def build(node):
+        if node is None:
+            return None
+        if "leaf" in node:
+            kind = kinds[node["leaf"]]
+            dtype = getattr(jnp, kind["dtype"])
+            return jax.ShapeDtypeStruct(
+                tuple(kind["shape"]), dtype, sharding=sharding(kind["sharding"])
+            )
+        if "list" in node:
+            return [build(x) for x in node["list"]]
+        if "tuple" in node:
+            return tuple(build(x) for x in node["tuple"])
+        if "dict" in node:
+            return {k: build(v) for k, v in node["dict"].items()}
+        if "namedtuple" in node:
+            return node_class(node["namedtuple"])(
+                **{k: build(v) for k, v in node["fields"].items()}
+            )
+        data = {k: build(v) for k, v in node["data"].items()}
+        return node_class(node["custom"])(**data, **node["meta"])
+
+    return build(blueprint["root"])
 
 
 def side_functions(side, treedef, leaves):
@@ -125,6 +168,12 @@ def run_side(case, side, treedef, leaves, policy):
     result = {"bytes": sum(len(b) for b in blobs), "encode": enc, "decode": dec}
     if side == "b":
         result["sha256"] = hashlib.sha256(data).hexdigest()
+    if side in ("b", "c"):
+        # What a general-purpose compressor makes of it: the rival a user has in one line.
+        result["compressed"] = {
+            "zlib9": len(zlib.compress(data, 9)),
+            "lzma": len(lzma.compress(data)),
+        }
     return result
 
 

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Policy, Timing } from "./measure";
+import type { CompressedSizes } from "./results";
 import type { Case } from "./scenarios";
 
 /** What bench/jax_bench.py prints, one JSON object per line. */
@@ -15,6 +16,7 @@ export type PythonMessage =
       sha256?: string;
       encode: Timing;
       decode: Timing;
+      compressed?: CompressedSizes;
     }
   | { type: "error"; case: string; side: PythonSide; message: string };
 

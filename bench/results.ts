@@ -23,6 +23,14 @@ export interface SideResult {
   /** (a) in S3: encoding objects made afresh for every call, as a program that rebuilds its specs. */
   encodeCold?: Timing;
   decode: Timing;
+  /** (b) and (c): the payload's size after zlib level 9 and after lzma (xz, preset 6). */
+  compressed?: CompressedSizes;
+}
+
+/** What a general-purpose compressor makes of a payload: the rival a user has in one line. */
+export interface CompressedSizes {
+  zlib9: number;
+  lzma: number;
 }
 
 export interface CaseResult {

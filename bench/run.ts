@@ -33,10 +33,10 @@ interface Options {
 async function main(): Promise<void> {
   const options = new Command("bench")
     .description("colocated-wire against JAX's colocated-Python serialization")
-    .option("--quick", "S1 and the smallest plugin case only, within a minute", false)
+    .option("--quick", "S1, S5, S6 and the smallest plugin case only, within two minutes", false)
     .option(
       "--filter <text>",
-      'only the cases whose id contains the text, such as "S3 fresh regular"',
+      'only the cases whose id contains the text, such as "S3 fresh regular" (or one of several: "S5,S6")',
     )
     .option(
       "--out <dir>",
@@ -93,9 +93,10 @@ async function main(): Promise<void> {
         return;
       }
       const r = results.get(m.case) as CaseResult;
-      if (m.type === "result")
-        r.sides[m.side] = { bytes: m.bytes, sha256: m.sha256, encode: m.encode, decode: m.decode };
-      else r.errors[m.side] = m.message;
+      if (m.type === "result") {
+        const { bytes, sha256, encode, decode, compressed } = m;
+        r.sides[m.side] = { bytes, sha256, encode, decode, ...(compressed ? { compressed } : {}) };
+      } else r.errors[m.side] = m.message;
       bar.increment(1, { task: `${m.case} (${m.side})` });
     }).catch((error: Error) => {
       for (const item of job.cases) {

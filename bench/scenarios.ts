@@ -4,31 +4,44 @@
  * objects from it (jax_bench.py), so every side encodes the same content.
  */
 
+import {
+  type Blueprint,
+  countLeaves,
+  s5Blueprint,
+  s6Blueprint,
+  TRAINING_MESH,
+  TRAINING_SHARDINGS,
+} from "./training-trees";
+
 /** A PartitionSpec entry as JSON: None, one axis name, or a tuple of axis names. */
 export type SpecEntry = null | string | string[];
 
-export type ScenarioId = "S1" | "S2" | "S3" | "S4";
+export type ScenarioId = "S1" | "S2" | "S3" | "S4" | "S5" | "S6";
 
-export interface Case {
+/**
+ * "list": a list of leaves. "dict": a flat dict {"p000": leaf0, ...}, keys zero-padded; both of
+ * leafShape and dtype. "nested": the blueprint's tree (S5 and S6, bench/training-trees.ts).
+ */
+export type CaseTree =
+  | { tree: "list" | "dict"; leafShape: number[]; dtype: "float32" }
+  | { tree: "nested"; blueprint: Blueprint };
+
+export type Case = CaseTree & {
   /** Unique and readable: "S1", "S3 shuffled 4096", "S4 100000". */
   id: string;
   scenario: ScenarioId;
-  /** "list": a list of leaves. "dict": a flat dict {"p000": leaf0, ...}, keys zero-padded. */
-  tree: "list" | "dict";
   leafCount: number;
-  leafShape: number[];
-  dtype: "float32";
   meshShape: number[];
   axisNames: string[];
   /** "regular": device ids 0..n-1 in mesh order; "shuffled": a seeded permutation of them. */
   order: "regular" | "shuffled";
-  /** Leaf i is sharded by shardings[i % shardings.length]. */
+  /** Leaf i is sharded by shardings[i % shardings.length]; a nested tree's leaf kinds name theirs. */
   shardings: SpecEntry[][];
   /** Each leaf gets a NamedSharding (and PartitionSpec) of its own, as programs make them. */
   freshShardings?: boolean;
   /** Whether (d), the inlined formats, runs for this case (see INLINED_MAX_IDS). */
   inlined: boolean;
-}
+};
 
 /** S1's two shardings over a ("data", "model") mesh, reused by S3 and S4. */
 const TWO_SHARDINGS: SpecEntry[][] = [
@@ -74,7 +87,9 @@ export const S4_LEAF_COUNTS = [10, 100, 1_000, 10_000, 100_000];
 
 const LEAF = { leafShape: [1024, 512], dtype: "float32" } as const;
 
-function makeCase(fields: Omit<Case, "leafShape" | "dtype" | "inlined">): Case {
+type FlatFields = Omit<Case & { tree: "list" | "dict" }, "leafShape" | "dtype" | "inlined">;
+
+function makeCase(fields: FlatFields): Case {
   const devices = fields.meshShape.reduce((a, b) => a * b, 1);
   const inlined =
     !fields.freshShardings &&
@@ -156,10 +171,39 @@ export function s4Cases(): Case[] {
   );
 }
 
-/** Every case of a run: S1 only with --quick; only the cases whose id contains `filter`, if given. */
+/**
+ * S5, a transformer's parameters and Adam state, and S6, a model of dataclasses, namedtuples and
+ * None with optax's state (bench/training-trees.ts): on a 3-axis mesh of 1,024 devices, with a
+ * NamedSharding made afresh for every leaf, as a program makes them. (d) does not run: it inlines
+ * every shared object, so fresh shardings change nothing for it.
+ */
+export function trainingCases(): Case[] {
+  const training = (id: "S5" | "S6", blueprint: Blueprint): Case => ({
+    id,
+    scenario: id,
+    tree: "nested",
+    blueprint,
+    leafCount: countLeaves(blueprint.root),
+    ...TRAINING_MESH,
+    order: "regular",
+    shardings: TRAINING_SHARDINGS,
+    freshShardings: true,
+    inlined: false,
+  });
+  return [training("S5", s5Blueprint()), training("S6", s6Blueprint())];
+}
+
+/**
+ * Every case of a run: S1, S5 and S6 with --quick; if a filter is given, only the cases whose id
+ * contains it or one of its comma-separated parts ("S5,S6").
+ */
 export function allCases(quick: boolean, filter?: string): Case[] {
-  const cases = quick ? s1Cases() : [...s1Cases(), ...s2Cases(), ...s3Cases(), ...s4Cases()];
-  return filter === undefined ? cases : cases.filter((c) => c.id.includes(filter));
+  const cases = quick
+    ? [...s1Cases(), ...trainingCases()]
+    : [...s1Cases(), ...s2Cases(), ...trainingCases(), ...s3Cases(), ...s4Cases()];
+  if (filter === undefined) return cases;
+  const parts = filter.split(",");
+  return cases.filter((c) => parts.some((part) => c.id.includes(part)));
 }
 
 export function deviceCount(c: Case): number {
