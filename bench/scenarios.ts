@@ -10,7 +10,6 @@ import {
   s5Blueprint,
   s6Blueprint,
   TRAINING_MESH,
-  TRAINING_SHARDINGS,
 } from "./training-trees";
 
 /** A PartitionSpec entry as JSON: None, one axis name, or a tuple of axis names. */
@@ -186,7 +185,7 @@ export function trainingCases(): Case[] {
     leafCount: countLeaves(blueprint.root),
     ...TRAINING_MESH,
     order: "regular",
-    shardings: TRAINING_SHARDINGS,
+    shardings: blueprint.shardings,
     freshShardings: true,
     inlined: false,
   });

@@ -21,7 +21,7 @@ export type TreeShape =
    */
   | { custom: string; data: Record<string, TreeShape>; meta: Record<string, string | number> };
 
-/** What a leaf is: its shape, dtype and which of the case's shardings it has. */
+/** What a leaf is: its shape, dtype and which of the blueprint's shardings it has. */
 export interface LeafKind {
   shape: number[];
   dtype: DTypeName;
@@ -31,6 +31,8 @@ export interface LeafKind {
 export interface Blueprint {
   root: TreeShape;
   leafKinds: LeafKind[];
+  /** The distinct shardings of the tree's leaves; a leaf kind names one by its index. */
+  shardings: SpecEntry[][];
 }
 
 /** The module of the Python node classes; names on the wire are "training_nodes.QualName". */
@@ -39,29 +41,34 @@ export const NODES_MODULE = "training_nodes";
 /** The 3-axis mesh of S5 and S6: 8 × 16 × 8 = 1,024 devices. */
 export const TRAINING_MESH = { meshShape: [8, 16, 8], axisNames: ["data", "fsdp", "tensor"] };
 
-/** The shardings of S5 and S6, by role; a leaf kind names one by its index here. */
-export const TRAINING_SHARDINGS: SpecEntry[][] = [
-  [["data", "fsdp"], "tensor"], // 0: the embedding table
-  ["fsdp", "tensor"], // 1: a projection into the model's hidden or MLP width
-  ["tensor", "fsdp"], // 2: a projection back out of it
-  [], // 3: replicated: norm scales, the step count
-  ["tensor"], // 4: a bias over the MLP width (S6)
-];
-const [EMBED, IN, OUT, REPLICATED, TENSOR] = [0, 1, 2, 3, 4];
+/** The shardings of S5 and S6, by role. */
+const EMBED: SpecEntry[] = [["data", "fsdp"], "tensor"]; // the embedding table
+const IN: SpecEntry[] = ["fsdp", "tensor"]; // a projection into the hidden or MLP width
+const OUT: SpecEntry[] = ["tensor", "fsdp"]; // a projection back out of it
+const REPLICATED: SpecEntry[] = []; // norm scales, the step count
+const TENSOR: SpecEntry[] = ["tensor"]; // a bias over the MLP width (S6)
 
-/** Builds a blueprint's leaf kinds as leaves ask for them, one index per distinct kind. */
+/** Builds a blueprint's leaf kinds and shardings as leaves ask for them, one index per distinct one. */
 class Kinds {
-  readonly list: LeafKind[] = [];
+  readonly leafKinds: LeafKind[] = [];
+  readonly shardings: SpecEntry[][] = [];
   readonly #index = new Map<string, number>();
 
-  leaf(shape: number[], dtype: DTypeName, sharding: number): TreeShape {
-    const key = JSON.stringify([shape, dtype, sharding]);
+  leaf(shape: number[], dtype: DTypeName, spec: SpecEntry[]): TreeShape {
+    const key = JSON.stringify([shape, dtype, spec]);
     let i = this.#index.get(key);
     if (i === undefined) {
-      i = this.list.push({ shape, dtype, sharding }) - 1;
+      const specKey = JSON.stringify(spec);
+      let sharding = this.shardings.findIndex((s) => JSON.stringify(s) === specKey);
+      if (sharding < 0) sharding = this.shardings.push(spec) - 1;
+      i = this.leafKinds.push({ shape, dtype, sharding }) - 1;
       this.#index.set(key, i);
     }
     return { leaf: i };
+  }
+
+  blueprint(root: TreeShape): Blueprint {
+    return { root, leafKinds: this.leafKinds, shardings: this.shardings };
   }
 }
 
@@ -77,7 +84,7 @@ export function s5Blueprint(): Blueprint {
   const kinds = new Kinds();
   const params = (dtype: DTypeName): TreeShape => {
     const { vocab, width, kv, mlp } = S5;
-    const w = (shape: number[], sharding: number) => kinds.leaf(shape, dtype, sharding);
+    const w = (shape: number[], spec: SpecEntry[]) => kinds.leaf(shape, dtype, spec);
     const norm = (): TreeShape => ({ dict: { scale: w([width], REPLICATED) } });
     const layer = (): TreeShape => ({
       dict: {
@@ -120,7 +127,7 @@ export function s5Blueprint(): Blueprint {
       },
     },
   };
-  return { root, leafKinds: kinds.list };
+  return kinds.blueprint(root);
 }
 
 /** S6's model: 12 blocks of width 2,048, as an Equinox or Flax model and optax state hold it. */
@@ -137,7 +144,7 @@ export function s6Blueprint(): Blueprint {
   const node = (name: string) => `${NODES_MODULE}.${name}`;
   const model = (dtype: DTypeName): TreeShape => {
     const { vocab, width, mlp, heads } = S6;
-    const w = (shape: number[], sharding: number) => kinds.leaf(shape, dtype, sharding);
+    const w = (shape: number[], spec: SpecEntry[]) => kinds.leaf(shape, dtype, spec);
     const linear = (weight: TreeShape, bias: TreeShape, activation: string): TreeShape => ({
       custom: node("Linear"),
       data: { weight, bias },
@@ -147,7 +154,7 @@ export function s6Blueprint(): Blueprint {
       namedtuple: node("LayerNorm"),
       fields: { scale: w([width], REPLICATED), bias: w([width], REPLICATED) },
     });
-    const projection = (sharding: number) => linear(w([width, width], sharding), null, "none");
+    const projection = (spec: SpecEntry[]) => linear(w([width, width], spec), null, "none");
     const block = (): TreeShape => ({
       custom: node("Block"),
       data: {
@@ -189,7 +196,7 @@ export function s6Blueprint(): Blueprint {
       },
     },
   };
-  return { root, leafKinds: kinds.list };
+  return kinds.blueprint(root);
 }
 
 /** The number of leaves of a blueprint (None is not a leaf). */
