@@ -16,6 +16,8 @@ import signal
 import sys
 from concurrent import futures
 
+from colocated_wire import worker_compression, worker_health, worker_tls
+
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 
@@ -37,6 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-version", type=int, default=None, help="oldest colocated.v1 minor")
     p.add_argument("--max-version", type=int, default=None, help="newest colocated.v1 minor")
     p.add_argument("--threads", type=int, default=16, help="calls served at once")
+    worker_health.add_flags(p)
+    worker_tls.add_flags(p)
+    worker_compression.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -52,6 +57,13 @@ def use_cpu_devices(count: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:  # before JAX starts, so that a refusal is immediate
+        tls = worker_tls.tls_files(args)
+        worker_tls.check_pickle_exposure(args.host, args.allow_pickle, tls)
+        credentials = worker_tls.server_credentials(tls)
+    except ValueError as e:
+        print(f"colocated_wire.worker: {e}", file=sys.stderr)
+        return 2
     use_cpu_devices(args.devices)
 
     import grpc
@@ -82,11 +94,18 @@ def main(argv: list[str] | None = None) -> int:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ],
+        interceptors=[worker_compression.CompressionInterceptor(args.compression)],
     )
     service_pb2_grpc.add_ColocatedWorkerServiceServicer_to_server(ColocatedWorker(policy), server)
-    port = server.add_insecure_port(f"{args.host}:{args.port}")
+    # standard services (health, reflection): helper H
+    health = worker_health.add_standard_services(server, reflect=args.reflection)
+    port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)
     server.start()
-    stop = lambda *_: server.stop(grace=1)  # noqa: E731
+
+    def stop(*_):
+        health.draining()
+        server.stop(grace=1)
+
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     print(f"listening on {args.host}:{port}", flush=True)
