@@ -63,15 +63,17 @@ def deserialize_program(
     *,
     allow_pickle: bool = False,
     allowed_modules: Collection[str] | None = None,
+    allowed_functions: Collection[str] | None = None,
     limits: DecodeLimits | None = None,
     max_minor_version: int | None = None,
 ) -> Program:
     """The Program of ProgramPayload bytes.
 
     A pickled function is unpickled only if `allow_pickle`; otherwise `fun`
-    is an `UnloadedFunction` that raises when called. A function by name is
-    imported only from `allowed_modules`; without them, only a module already
-    imported resolves (else LiftError).
+    is an `UnloadedFunction` that raises when called. A function by name
+    resolves only if `allowed_modules` names its module or `allowed_functions`
+    its qualified name (`module.qualname`); without either, none does
+    (FunctionNotAllowedError, a LiftError).
     """
     limits = limits or DEFAULT_LIMITS
     msg, unknown_fields = parse_payload(
@@ -102,7 +104,9 @@ def deserialize_program(
     out_treedef = out_leaves = None
     if out_shape is not None:
         out_treedef, out_leaves = specs.lift(msg.output_specs, LiftContext(objects, out_shape))
-    fun = function.lift(msg.function, LiftContext(objects, None), allow_pickle, allowed_modules)
+    fun = function.lift(
+        msg.function, LiftContext(objects, None), allow_pickle, allowed_modules, allowed_functions
+    )
     devices = objects[msg.devices]
     if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)

@@ -74,3 +74,7 @@ class LiftError(LookupError):
 
 class FunctionNotAvailableError(RuntimeError):
     """The payload's function was not loaded (pickle not allowed, ...)."""
+
+
+class FunctionNotAllowedError(LiftError):
+    """A function by name that no allow-list admits (deny by default)."""

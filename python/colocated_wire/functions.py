@@ -3,10 +3,12 @@
 A module-level function that its module hands back by name
 (`getattr(import_module(f.__module__), qualname) is f`, no `<locals>`, not
 `__main__`) is sent as a FunctionRef: small, readable in any language, and
-resolvable on a worker without unpickling. Importing a module runs its
-top-level code, so a name from an untrusted payload imports nothing by
-default: it resolves only in modules this process has already imported. A
-worker that names `allowed_modules` may import those, and only those.
+resolvable on a worker without unpickling. A name from a payload may name
+anything, `posix.system` or `builtins.exec` as well, so resolving one is
+denied by default: it needs an explicit allow-list of modules
+(`allowed_modules`) or of qualified function names (`allowed_functions`,
+such as `my.module.step`). Only those modules are imported, and only for
+names the lists admit.
 
 Anything else (lambdas, closures, partials, functions of `__main__`) is
 cloudpickled. A pickled function is loaded only with `allow_pickle=True`;
@@ -19,11 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
-from colocated_wire.errors import FunctionNotAvailableError, LiftError
+from colocated_wire.errors import FunctionNotAllowedError, FunctionNotAvailableError, LiftError
 
 
 def name_of(fun: Callable) -> tuple[str, str] | None:
@@ -48,17 +49,24 @@ def _resolve(obj: Any, qualname: str) -> Any:
 
 
 def resolve_by_name(
-    module: str, qualname: str, allowed_modules: Collection[str] | None = None
+    module: str,
+    qualname: str,
+    allowed_modules: Collection[str] | None = None,
+    allowed_functions: Collection[str] | None = None,
 ) -> Callable:
-    """The function a FunctionRef names; only allowed modules, or imported ones, are searched."""
-    if allowed_modules is not None and module not in allowed_modules:
-        raise LiftError(f"function {module}.{qualname}: module {module!r} is not allowed")
+    """The function a FunctionRef names, if an allow-list admits it (none: nothing is)."""
+    name = f"{module}.{qualname}"
     if not module or not qualname or "<" in qualname:
         raise LiftError(f"function {module!r}.{qualname!r} is not a module-level name")
-    if allowed_modules is None and module not in sys.modules:
-        raise LiftError(
-            f"function {module}.{qualname}: module {module!r} is not imported, and"
-            " importing runs code: pass allowed_modules to let it be imported"
+    if allowed_modules is None and allowed_functions is None:
+        raise FunctionNotAllowedError(
+            f"function {name}: resolving a function by name needs an allow-list; pass"
+            f" allowed_modules={{{module!r}}} or allowed_functions={{{name!r}}}"
+        )
+    if module not in (allowed_modules or ()) and name not in (allowed_functions or ()):
+        raise FunctionNotAllowedError(
+            f"function {name}: module {module!r} is not allowed"
+            " (allowed_modules or allowed_functions)"
         )
     try:
         fun = _resolve(importlib.import_module(module), qualname)
@@ -70,6 +78,20 @@ def resolve_by_name(
     if getattr(fun, "__module__", None) != module or getattr(fun, "__qualname__", None) != qualname:
         raise LiftError(f"function {module}.{qualname} is not defined there but reached through it")
     return fun
+
+
+class _AnyModule:
+    """An allow-list admitting every module: for a process that already runs its peer's
+    pickles, to which a name adds nothing."""
+
+    def __contains__(self, module: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "ANY_MODULE"
+
+
+ANY_MODULE: Any = _AnyModule()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -17,7 +17,10 @@ Trust is explicit. JAX's functions are closures and travel pickled, and
 unpickling runs the peer's code: a pickled function is loaded only after
 `install(allow_pickle=True)`. Without it, only a module-level function sent by
 name runs, which is what JAX sends once a call's output specs are known
-(`specialize(out_specs_fn=...)`) and no PRNG key needs wrapping.
+(`specialize(out_specs_fn=...)`) and no PRNG key needs wrapping, and only
+from the modules `install(allowed_modules=...)` names (deny by default; with
+allow_pickle=True and no list, names resolve from any module, which the
+pickles could reach anyway).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from colocated_wire import (
 )
 from colocated_wire import deserialize_specs as deserialize_specs_payload
 from colocated_wire import serialize_specs as serialize_specs_payload
+from colocated_wire.functions import ANY_MODULE
 from colocated_wire.plugin_carrier import from_carrier, to_carrier
 from colocated_wire.plugin_errors import (
     PickleNotAllowedError,
@@ -66,9 +67,12 @@ def serialize(obj: Any) -> bytes:
 def deserialize(data: bytes) -> Any:
     """JAX's `_deserialize`: a program as JAX's 6-tuple (fun first), or (treedef, leaves)."""
     options = trust
+    allowed = options.allowed_modules
+    if allowed is None and options.allow_pickle:
+        allowed = ANY_MODULE  # a peer trusted with pickles gains nothing by naming a function
     try:
         program = deserialize_program(
-            data, allow_pickle=options.allow_pickle, allowed_modules=options.allowed_modules
+            data, allow_pickle=options.allow_pickle, allowed_modules=allowed
         )
     except DecodeError as e:
         if e.code != "wrong-payload-kind":

@@ -59,7 +59,7 @@ class Payloads:
             assert (data[:1] == _PICKLE) == (self.backend == "jax")
         if self.backend == "colocated_wire":
             for data in self.programs:
-                assert isinstance(deserialize_program(data), Program)
+                assert isinstance(deserialize_program(data, allowed_modules={__name__}), Program)
             for data in self.carriers:
                 deserialize_specs(data)
 
@@ -210,7 +210,7 @@ def test_specialize_with_in_specs_out_specs_fn_and_devices(wire, x, devices):
     _assert_same(f(x), x + 1)
     wire.check(programs=1, carriers=0)
     if wire.backend == "colocated_wire":
-        program = deserialize_program(wire.programs[0])
+        program = deserialize_program(wire.programs[0], allowed_modules={__name__})
         assert program.fun is add_one  # by name: nothing pickled
         assert program.in_leaves == (_spec(x),) and program.out_leaves == (_spec(x),)
 
@@ -223,7 +223,7 @@ def test_a_function_of_no_inputs_is_sent_to_the_devices_it_is_given(wire, device
     np.testing.assert_array_equal(np.asarray(f()), np.ones(3, np.int32))
     wire.check(programs=1, carriers=0)
     if wire.backend == "colocated_wire":
-        program = deserialize_program(wire.programs[0])
+        program = deserialize_program(wire.programs[0], allowed_modules={__name__})
         assert list(program.devices) == [devices[5]] and program.out_leaves == (out,)
 
 
@@ -424,7 +424,7 @@ def test_a_default_factory_without_a_name_is_an_encode_error_at_its_node(x):
 
 
 def test_without_allow_pickle_only_functions_by_name_run(x):
-    with plugin.installed():
+    with plugin.installed(allowed_modules={add_one.__module__}):
         with pytest.raises(PickleNotAllowedError, match=r"install\(allow_pickle=True\)"):
             cp.colocated_python(add_one)(x)
         by_name = cp.colocated_python(add_one).specialize(out_specs_fn=lambda a: a)

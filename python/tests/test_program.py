@@ -46,7 +46,7 @@ def test_function_by_name(mesh_2x4, devices):
         "named_sharding",
         "array_spec",
     ]
-    prog = deserialize_program(data)
+    prog = deserialize_program(data, allowed_modules={__name__})
     assert prog.fun is module_level_fn
     assert prog.in_treedef == td and list(prog.in_leaves) == leaves
     assert prog.out_leaves[0] is prog.in_leaves[0]
@@ -77,7 +77,7 @@ def test_output_specs_absent(mesh_2x4, devices):
     td, leaves = specs(mesh_2x4)
     data = serialize_program(module_level_fn, td, leaves, None, None, devices[:8])
     assert not payload_pb2.ProgramPayload.FromString(data).HasField("output_specs")
-    prog = deserialize_program(data)
+    prog = deserialize_program(data, allowed_functions={f"{__name__}.module_level_fn"})
     assert prog.out_treedef is None and prog.out_leaves is None
 
 

@@ -69,12 +69,14 @@ def lift(
     ctx: LiftContext,
     allow_pickle: bool,
     allowed_modules: Collection[str] | None,
+    allowed_functions: Collection[str] | None = None,
 ) -> Any:
     """The callable; an UnloadedFunction when it may not or cannot be loaded here."""
     objects: list[Any] = ctx.objects
     case = fn.WhichOneof("function")
     if case == "by_name":
-        return resolve_by_name(fn.by_name.module, fn.by_name.qualname, allowed_modules)
+        by_name = fn.by_name
+        return resolve_by_name(by_name.module, by_name.qualname, allowed_modules, allowed_functions)
     if case == "pickled":
         shared = tuple(objects[r] for r in fn.pickled.refs)
         if not allow_pickle:
