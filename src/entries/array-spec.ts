@@ -63,14 +63,14 @@ export const SHARDING: Accepts<unknown, unknown> = {
 
 /** A leaf's value: its sharding's index (-1 for none), then its own fields. */
 export function key(spec: ShapeDtypeStruct, ctx: LowerContext): ValueKey {
-  const sharding = spec.sharding ? ctx.table.add(spec.sharding, `${ctx.path}.sharding`) : -1;
+  const sharding = spec.sharding ? ctx.table.add(spec.sharding, () => `${ctx.path}.sharding`) : -1;
   return [sharding, spec.headKey];
 }
 
 /** An ArraySpec entry on its sharding's entry, if any. */
 export function lower(spec: ShapeDtypeStruct, ctx: LowerContext): Entry {
   const { path, table } = ctx;
-  const sharding = spec.sharding ? table.add(spec.sharding, `${path}.sharding`) : undefined;
+  const sharding = spec.sharding ? table.add(spec.sharding, () => `${path}.sharding`) : undefined;
   refuse(`${path}.shape`, shapeProblem(spec.shape));
   const shardingKind = sharding === undefined ? undefined : table.entries[sharding].kind;
   refuse(`${path}.sharding`, leafShardingProblem(spec.shape, shardingKind));

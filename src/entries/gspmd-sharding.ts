@@ -34,7 +34,7 @@ export interface GspmdShardingFacts {
 
 /** A GSPMDSharding's value: its device list's index, then its HloSharding and memory kind. */
 export function key(sharding: GSPMDSharding, ctx: LowerContext): ValueKey {
-  const deviceList = ctx.table.add(sharding.devices, `${ctx.path}.devices`);
+  const deviceList = ctx.table.add(sharding.devices, () => `${ctx.path}.devices`);
   return [deviceList, JSON.stringify([sharding.hloSharding, sharding.memoryKind])];
 }
 

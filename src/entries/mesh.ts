@@ -37,7 +37,7 @@ const CHECKED_TYPES = new WeakMap<Mesh, readonly AxisTypeEnum[]>();
 
 /** A mesh's value: its device list's index, then its axes. */
 export function key(mesh: Mesh, ctx: LowerContext): ValueKey {
-  const deviceList = ctx.table.add(mesh.devices, `${ctx.path}.devices`);
+  const deviceList = ctx.table.add(mesh.devices, () => `${ctx.path}.devices`);
   let fields = FIELDS.get(mesh);
   if (fields === undefined) {
     fields = JSON.stringify([mesh.axisSizes, mesh.axisNames, mesh.axisTypes]);

@@ -24,7 +24,7 @@ const LOWERED_SPECS = new WeakMap<Mesh, Map<string, PartitionSpecMessage>>();
 
 /** A NamedSharding's value: its mesh's index, then its memory kind and spec. */
 export function key(sharding: NamedSharding, ctx: LowerContext): ValueKey {
-  const mesh = ctx.table.add(sharding.mesh, `${ctx.path}.mesh`);
+  const mesh = ctx.table.add(sharding.mesh, () => `${ctx.path}.mesh`);
   return [mesh, ownKey(sharding)];
 }
 

@@ -2,15 +2,22 @@ import { Entry } from "../../gen/ts/colocated/v1/table";
 import { codecOf } from "../entries";
 import { EncodeError } from "../errors";
 import type { SharedObject } from "../model/program";
+import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { UnknownEntry } from "../model/unknown-entry";
 import { entryOrigin } from "../provenance";
 import { graftUnknownFields } from "../unknown-fields";
 import { SCHEMA_MINOR_VERSION } from "../version";
 
+/**
+ * An object's path in the model, or how to build it: a path is read only for an EncodeError,
+ * so a leaf's is built only then (building one per leaf cost as much as lowering it).
+ */
+export type ModelPath = string | (() => string);
+
 /** A table that lowering adds dependencies to: the TableBuilder, or one that inlines them. */
 export interface LowerTable {
   /** Adds an object (and what it refers to) and returns its table index. */
-  add(object: SharedObject, path: string): number;
+  add(object: SharedObject, path: ModelPath): number;
   /** The entries so far, in index order. */
   readonly entries: readonly Entry[];
 }
@@ -55,7 +62,10 @@ export class TableBuilder implements LowerTable {
   constructor(readonly targetMinorVersion: number = SCHEMA_MINOR_VERSION) {}
 
   /** Adds an object (and what it refers to) and returns its table index. */
-  add(object: SharedObject, path: string): number {
+  add(object: SharedObject, path: ModelPath): number {
+    // A leaf's key is kept on it, so finding it by value is cheap; a Map keyed by every leaf
+    // object costs about 100 ns a leaf, and more as it grows past the cache.
+    if (object instanceof ShapeDtypeStruct) return this.#lower(object, path);
     const known = this.#byIdentity.get(object);
     if (known !== undefined) return known;
     const index = this.#lower(object, path);
@@ -63,8 +73,8 @@ export class TableBuilder implements LowerTable {
     return index;
   }
 
-  #lower(object: SharedObject, path: string): number {
-    const ctx: LowerContext = { path, table: this, targetMinorVersion: this.targetMinorVersion };
+  #lower(object: SharedObject, path: ModelPath): number {
+    const ctx = new Context(path, this);
     const codec = codecOf(object);
     if (codec) {
       const [scope, key] = codec.key(object as never, ctx);
@@ -77,7 +87,7 @@ export class TableBuilder implements LowerTable {
       return found ?? this.#append(object, byKey, object.key, Entry.decode(object.bytes));
     }
     const name = (object as object)?.constructor?.name ?? typeof object;
-    throw new EncodeError(path, `${name} is not a shared object`);
+    throw new EncodeError(ctx.path, `${name} is not a shared object`);
   }
 
   /** The keys of one kind and scope, and the indices of their entries. */
@@ -106,5 +116,24 @@ export class TableBuilder implements LowerTable {
     this.objects.push(object);
     byKey.set(key, index);
     return index;
+  }
+}
+
+/** The context of one object's lowering, whose path is built when first read. */
+class Context implements LowerContext {
+  #path: ModelPath;
+  readonly targetMinorVersion: number;
+
+  constructor(
+    path: ModelPath,
+    readonly table: TableBuilder,
+  ) {
+    this.#path = path;
+    this.targetMinorVersion = table.targetMinorVersion;
+  }
+
+  get path(): string {
+    if (typeof this.#path !== "string") this.#path = this.#path();
+    return this.#path;
   }
 }
