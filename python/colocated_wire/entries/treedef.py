@@ -33,12 +33,15 @@ import collections
 import dataclasses
 import json
 import sys
+from collections.abc import Sequence
 from keyword import iskeyword
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jax import tree_util
 
 from colocated_wire._gen.colocated.v1 import tree_pb2
+from colocated_wire.entries import tree_keys, tree_repeats
+from colocated_wire.entries.tree_repeats import LoweredNode
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
 from colocated_wire.schema_version import (
     enum_since,
@@ -67,13 +70,19 @@ _CONTAINERS = frozenset(
         tree_pb2.NODE_KIND_DEFAULT_DICT,
     }
 )
-_KNOWN_KINDS = _CONTAINERS | {tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE}
+_KNOWN_KINDS = _CONTAINERS | {
+    tree_pb2.NODE_KIND_LEAF,
+    tree_pb2.NODE_KIND_NONE,
+    tree_pb2.NODE_KIND_LEAVES,
+    tree_pb2.NODE_KIND_REPEAT,
+}
 _DICTS = frozenset(
     {tree_pb2.NODE_KIND_DICT, tree_pb2.NODE_KIND_ORDERED_DICT, tree_pb2.NODE_KIND_DEFAULT_DICT}
 )
 # The minor version that introduced each node kind, and the pool of keys that are not str.
 _KIND_SINCE = enum_since(tree_pb2.NodeKind.DESCRIPTOR)
 _KEYS_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "keys")
+_FRESH_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "fresh_dict_keys")
 # Nodes that name a type in node_types: a defaultdict its default_factory, the others their class.
 _TYPED = frozenset(
     {tree_pb2.NODE_KIND_DEFAULT_DICT, tree_pb2.NODE_KIND_NAMEDTUPLE, tree_pb2.NODE_KIND_CUSTOM}
@@ -138,101 +147,192 @@ def decode_node_data(data: bytes) -> Any:
     return _aux_from_json(json.loads(data[1:].decode()))
 
 
-# ---- lowering ---------------------------------------------------------------
+# ---- lowering ----------------------------------------------------------------
+
+_LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
+_LEAVES, _REPEAT = tree_pb2.NODE_KIND_LEAVES, tree_pb2.NODE_KIND_REPEAT
+_LEAF_LOWERED: LoweredNode = (_LEAF, 0, (), None, None)
+_NONE_LOWERED: LoweredNode = (_NONE, 0, (), None, None)
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class Lowered:
+    """A PyTreeDef lowered for a reader of one minor version: its nodes in preorder, before
+    any node is shortened (what `write` makes of them depends on the leaves' references)."""
+
+    target: int
+    nodes: list[LoweredNode]
+    # Written messages by leaf references (a program sends the same specs on every call).
+    written: dict[tuple[int, ...], tuple[tree_pb2.TreeDef, list[int]]] = dataclasses.field(
+        default_factory=dict
+    )
+    shape: tree_repeats.Structure | None = None
+
+
+# Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
+# target. Only trees whose equal PyTreeDefs all lower alike are kept: JAX finds {1: x} and
+# {True: x} equal, the wire does not. Bounded like _CHECKED.
+_LOWERED: dict[tuple[tree_util.PyTreeDef, int], Lowered] = {}
+_CACHED_LOWERED = 64
+_CACHED_WRITES = 8
 
 
 def lower(
     treedef: tree_util.PyTreeDef,
     target: int = SCHEMA_MINOR_VERSION,
     path: str = "treedef",
-) -> tree_pb2.TreeDef:
-    """The TreeDef message of a PyTreeDef, in preorder, for a reader of minor version `target`;
-    what that reader cannot read is an EncodeError at the node (`path`.kinds[i])."""
-    kinds: list[int] = []
-    arities: list[int] = []
-    strings: list[str] = []
-    string_index: dict[str, int] = {}
-    dict_keys: list[int] = []
-    keys: list[tree_pb2.DictKey] = []
-    key_index: dict[tuple[type, Any], int] = {}
-    node_types: list[tuple[str, tuple[str, ...]]] = []
-    type_index: dict[tuple[str, tuple[str, ...]], int] = {}
-    type_refs: list[int] = []
-    node_data: list[bytes] = []
+) -> Lowered:
+    """A PyTreeDef's nodes for a reader of minor version `target`; what that reader cannot
+    read is an EncodeError at the node (`path`.kinds[i])."""
+    key = (treedef, target)
+    try:
+        found = _LOWERED.get(key)
+    except TypeError:  # custom node data that cannot be hashed
+        found = key = None
+    if found is not None:
+        return found
+    nodes, reusable = _walk(treedef, target, path)
+    lowered = Lowered(target, nodes)
+    if reusable and key is not None:
+        if len(_LOWERED) >= _CACHED_LOWERED:
+            _LOWERED.clear()
+        _LOWERED[key] = lowered
+    return lowered
 
-    def ref_type(key: tuple[str, tuple[str, ...]]) -> None:
-        if key not in type_index:
-            type_index[key] = len(node_types)
-            node_types.append(key)
-        type_refs.append(type_index[key])
 
-    def add_keys(node_keys: Any, at: str) -> None:
-        # A key that is not a str is written as ~(its index in `keys`) until `strings` is whole.
-        for k in node_keys:
-            if type(k) is str:
-                if k not in string_index:
-                    string_index[k] = len(strings)
-                    strings.append(k)
-                dict_keys.append(string_index[k])
-                continue
-            pool_key = (type(k), k)
-            if pool_key not in key_index:
-                refuse_newer(at, f"dict key {k!r}", _KEYS_SINCE, target)
-                key_index[pool_key] = len(keys)
-                keys.append(_key_message(k, at))
-            dict_keys.append(~key_index[pool_key])
+def write(lowered: Lowered, leaves: Sequence[int]) -> tuple[tree_pb2.TreeDef, Sequence[int]]:
+    """The TreeDef message of a lowered tree whose leaves are the table entries `leaves`, and
+    the leaf references to write with it: at a 1.1 target, REPEAT and LEAVES leave out the
+    leaves they stand for."""
+    refs = tuple(leaves)
+    found = lowered.written.get(refs)
+    if found is not None:
+        return found
+    if lowered.target < 1:
+        result = (_message(lowered.nodes, lowered.target), refs)
+    else:
+        if lowered.shape is None:
+            lowered.shape = tree_repeats.structure(lowered.nodes)
+        nodes, written = tree_repeats.compact(lowered.nodes, lowered.shape, refs)
+        result = (_message(nodes, lowered.target), written)
+    if len(lowered.written) >= _CACHED_WRITES:
+        lowered.written.clear()
+    lowered.written[refs] = result
+    return result
 
+
+def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[LoweredNode], bool]:
+    """The lowered nodes of a PyTreeDef in preorder, and whether every PyTreeDef equal to it
+    lowers alike (str keys only, custom node data of str and None only)."""
+    nodes: list[LoweredNode] = []
+    reusable = True
     stack = [treedef]
     while stack:
         t = stack.pop()
         nd = t.node_data()
         if nd is None:
-            kinds.append(tree_pb2.NODE_KIND_LEAF)
+            nodes.append(_LEAF_LOWERED)
             continue
         cls, aux = nd
         if cls is _NONE_TYPE:
-            kinds.append(tree_pb2.NODE_KIND_NONE)
+            nodes.append(_NONE_LOWERED)
             continue
-        at = f"{path}.kinds[{len(kinds)}]"
+        at = f"{path}.kinds[{len(nodes)}]"
         children = t.children()
+        arity = len(children)
         if cls is tuple:
-            kinds.append(tree_pb2.NODE_KIND_TUPLE)
+            node = (tree_pb2.NODE_KIND_TUPLE, arity, (), None, None)
         elif cls is list:
-            kinds.append(tree_pb2.NODE_KIND_LIST)
+            node = (tree_pb2.NODE_KIND_LIST, arity, (), None, None)
         elif cls is dict:
-            kinds.append(tree_pb2.NODE_KIND_DICT)
-            add_keys(aux, at)  # JAX sorted them
+            node = (tree_pb2.NODE_KIND_DICT, arity, _keys(aux, target, at), None, None)
         elif cls is collections.OrderedDict and target >= 1:
-            kinds.append(tree_pb2.NODE_KIND_ORDERED_DICT)
-            add_keys(aux, at)
+            node = (tree_pb2.NODE_KIND_ORDERED_DICT, arity, _keys(aux, target, at), None, None)
         elif cls is collections.defaultdict and (target >= 1 or aux[0] is not None):
             factory, node_keys = aux
             what = f"a defaultdict with default_factory {factory!r}"
             refuse_newer(at, what, _KIND_SINCE[tree_pb2.NODE_KIND_DEFAULT_DICT], target)
-            kinds.append(tree_pb2.NODE_KIND_DEFAULT_DICT)
-            add_keys(node_keys, at)
-            ref_type((_factory_name(factory, at), ()))
+            keys = _keys(node_keys, target, at)
+            node_type = (_factory_name(factory, at), ())
+            node = (tree_pb2.NODE_KIND_DEFAULT_DICT, arity, keys, node_type, None)
         elif _is_namedtuple(cls) and aux is None:
-            kinds.append(tree_pb2.NODE_KIND_NAMEDTUPLE)
-            ref_type((type_name(cls), tuple(cls._fields)))
+            node_type = (type_name(cls), tuple(cls._fields))
+            node = (tree_pb2.NODE_KIND_NAMEDTUPLE, arity, (), node_type, None)
         else:
             # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
-            kinds.append(tree_pb2.NODE_KIND_CUSTOM)
-            ref_type((type_name(cls), ()))
-            node_data.append(encode_node_data(aux))
-        arities.append(len(children))
+            node = (tree_pb2.NODE_KIND_CUSTOM, arity, (), (type_name(cls), ()), None)
+            node = node[:4] + (encode_node_data(aux),)
+            reusable = reusable and _plain_aux(aux)
+        if node[2] and reusable:
+            reusable = all(type(k) is str for k in node[2])
+        nodes.append(node)
         stack.extend(reversed(children))
+    return nodes, reusable
 
+
+def _plain_aux(aux: Any) -> bool:
+    """Node data that no unequal value equals (1 == True, but "1" is only "1")."""
+    if aux is None or type(aux) is str:
+        return True
+    return type(aux) is tuple and all(_plain_aux(a) for a in aux)
+
+
+def _keys(node_keys: Any, target: int, at: str) -> tuple[Any, ...]:
+    """A dict node's keys, each one this target can write."""
+    keys = tuple(node_keys)
+    for k in keys:
+        if type(k) is not str:
+            refuse_newer(at, f"dict key {k!r}", _KEYS_SINCE, target)
+            _key_message(k, at)
+    return keys
+
+
+def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
+    """The columns of written nodes; pools in first-use order."""
+    kinds: list[int] = []
+    arities: list[int] = []
+    strings: dict[str, int] = {}
+    others: dict[tuple[type, Any], int] = {}
+    dict_keys: list[int] = []
+    node_types: dict[tuple[str, tuple[str, ...]], int] = {}
+    type_refs: list[int] = []
+    node_data: list[bytes] = []
+    for kind, arity, keys, node_type, data in nodes:
+        kinds.append(kind)
+        if kind == _LEAF or kind == _NONE:
+            continue
+        arities.append(arity)
+        for k in keys:
+            # A key that is not a str is written as ~(its index in `keys`) until `strings`
+            # is whole.
+            if type(k) is str:
+                dict_keys.append(strings.setdefault(k, len(strings)))
+            else:
+                dict_keys.append(~others.setdefault((type(k), k), len(others)))
+        if node_type is not None:
+            type_refs.append(node_types.setdefault(node_type, len(node_types)))
+        if data is not None:
+            node_data.append(data)
     n = len(strings)
+    if others:
+        dict_keys = [k if k >= 0 else n + ~k for k in dict_keys]
     msg = tree_pb2.TreeDef(
         kinds=kinds,
         arities=arities,
-        strings=strings,
-        dict_keys=[k if k >= 0 else n + ~k for k in dict_keys] if keys else dict_keys,
         type_refs=type_refs,
         node_data=node_data,
-        keys=keys,
+        keys=[_key_message(k, "") for _, k in others],
     )
+    if target >= 1:
+        msg.key_text, sizes = tree_keys.front_code(list(strings))
+        msg.key_sizes.extend(sizes)
+        if dict_keys and dict_keys == list(range(len(dict_keys))):
+            msg.fresh_dict_keys = True
+        else:
+            msg.dict_keys.extend(dict_keys)
+    else:
+        msg.strings.extend(strings)
+        msg.dict_keys.extend(dict_keys)
     for name, fields in node_types:
         msg.node_types.add(name=name, fields=fields)
     return msg
@@ -272,8 +372,6 @@ def _factory_name(factory: Any, at: str) -> str:
 
 # ---- checking ---------------------------------------------------------------
 
-_LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
-
 
 class Node(NamedTuple):
     kind: int
@@ -289,21 +387,23 @@ _LEAF_NODE, _NONE_NODE = Node(_LEAF), Node(_NONE)
 
 @dataclasses.dataclass(slots=True)
 class TreeShape:
-    """A checked tree, still plain data: nodes in preorder. The facts of `check`."""
+    """A checked tree, still plain data: its written nodes in preorder. The facts of `check`."""
 
     nodes: list[Node]
     node_types: list[tuple[str, tuple[str, ...]]]
-    num_leaves: int
+    num_leaves: int  # leaf references written (a REPEAT's are not)
     # A tree of builtin nodes only lifts to the same PyTreeDef in any process state, so its
     # first lift is kept; a namedtuple or custom class is looked up again at every lift.
     plain: bool = False
     lifted: tree_util.PyTreeDef | None = None
+    # How the written leaf references expand (tree_repeats.expand_leaf_refs); None: as written.
+    leaf_plan: list[tuple[int, int, int]] | None = None
 
 
 # Checked trees by their bytes and the limits that judged them: a program sends the same
 # tree on every call. Bounded: trees past _CACHED_BYTES are not kept, and a full cache is
 # emptied (no order to keep, and clear() is safe under threads).
-_CHECKED: dict[tuple[bytes, int, int, int], TreeShape] = {}
+_CHECKED: dict[tuple[bytes, int, int, int, int], TreeShape] = {}
 _CACHED_TREES = 64
 _CACHED_BYTES = 1 << 16
 
@@ -313,7 +413,13 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
     a tree checked before under the same limits is found by its bytes."""
     limits = ctx.limits
     data = msg.SerializeToString(deterministic=True)
-    key = (data, limits.max_tree_nodes, limits.max_tree_depth, ctx.minor_version)
+    key = (
+        data,
+        limits.max_tree_nodes,
+        limits.max_tree_depth,
+        limits.max_payload_bytes,
+        ctx.minor_version,
+    )
     shape = _CHECKED.get(key)
     if shape is None:
         shape = _check_columns(msg, ctx)
@@ -324,11 +430,31 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
     return shape
 
 
+def leaf_refs(shape: TreeShape, written: Sequence[int]) -> Sequence[int]:
+    """The references of every leaf of a checked tree, given the ones written."""
+    if shape.leaf_plan is None:
+        return written
+    return tree_repeats.expand_leaf_refs(shape.leaf_plan, written)
+
+
+class _Open:
+    """A container whose children are still being read."""
+
+    __slots__ = ("awaited", "index", "nodes_before", "leaves_before", "height")
+
+    def __init__(self, awaited: int, index: int, nodes_before: int, leaves_before: int):
+        self.awaited = awaited
+        self.index = index
+        self.nodes_before = nodes_before
+        self.leaves_before = leaves_before
+        self.height = 0  # the deepest nesting among its children
+
+
 def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
-    """The checks of `check`, in their order, on a tree not seen before."""
+    """The checks of `check`, in their order, on a tree not seen before. Sizes are counted per
+    written node as the tree is read, so a REPEAT is measured, never expanded."""
     path, limits = ctx.path, ctx.limits
-    kinds = msg.kinds
-    n = len(kinds)
+    n = len(msg.kinds)
     if n > limits.max_tree_nodes:
         raise DecodeError(
             f"{path}.kinds",
@@ -338,40 +464,94 @@ def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
     if n == 0:
         raise DecodeError(f"{path}.kinds", "invalid-tree", "a tree has no nodes")
     minor = ctx.minor_version
+    kinds = list(msg.kinds)
     arities, dict_keys = msg.arities, msg.dict_keys
     type_refs, node_data, node_types = msg.type_refs, msg.node_data, msg.node_types
+    strings = tree_keys.str_pool(msg, path, minor, limits.max_payload_bytes)
+    fresh = msg.fresh_dict_keys
+    pool_size = len(strings) + len(msg.keys)
+    if fresh:
+        require_version(f"{path}.fresh_dict_keys", "fresh_dict_keys", _FRESH_SINCE, minor)
+        if dict_keys:
+            detail = "fresh_dict_keys leaves dict_keys empty"
+            raise DecodeError(f"{path}.dict_keys", "invalid-tree", detail)
+    has_leaves = _LEAVES in kinds
     ai = di = ti = ci = 0
-    leaves = 0
+    written_leaves = 0
+    # The expanded tree so far: nodes and leaves; per written node, its expanded subtree.
+    total = leaves = 0
+    sizes = [0] * n
+    leaf_counts = [0] * n
+    leaf_starts = [0] * n
+    heights = [0] * n
+    closed = [False] * n
+    plan: list[tuple[int, int, int]] = []
+    repeats = False
     nodes: list[Node] = []
-    pending: list[int] = []
+    pending: list[_Open] = []
     for i, kind in enumerate(kinds):
         if i and not pending:
             raise DecodeError(
                 f"{path}.kinds[{i}]", "invalid-tree", "nodes follow the end of the tree"
             )
-        if pending:
-            pending[-1] -= 1
         if kind not in _KNOWN_KINDS:
             raise newer_value(f"{path}.kinds[{i}]", f"node kind {kind}", minor) or DecodeError(
                 f"{path}.kinds[{i}]", "unknown-enum", f"unknown node kind {kind}"
             )
+        since = _KIND_SINCE[kind]
+        if since:
+            name = tree_pb2.NodeKind.Name(kind).removeprefix("NODE_KIND_").lower()
+            require_version(f"{path}.kinds[{i}]", name, since, minor)
+        leaf_starts[i] = leaves
+        children = 1  # of the parent's awaited children, how many this node is
+        height = 0
         if kind == _LEAF:
-            leaves += 1
+            written_leaves += 1
+            _plan_leaves(plan, written_leaves - 1, 1)
+            size = count = 1
             nodes.append(_LEAF_NODE)
         elif kind == _NONE:
+            size, count = 1, 0
             nodes.append(_NONE_NODE)
-        else:
-            since = _KIND_SINCE[kind]
-            if since:
-                name = tree_pb2.NodeKind.Name(kind).removeprefix("NODE_KIND_").lower()
-                require_version(f"{path}.kinds[{i}]", name, since, minor)
-            if ai >= len(arities):
+        elif kind == _LEAVES:
+            if i == 0:
+                raise DecodeError(f"{path}.kinds[0]", "invalid-tree", "a run of leaves is no root")
+            ai = _take(arities, ai, i, path)
+            k = arities[ai - 1]
+            if k < 2 or k > pending[-1].awaited:
+                detail = f"a run of {k} leaves, {pending[-1].awaited} children awaited"
+                raise DecodeError(f"{path}.arities[{ai - 1}]", "invalid-tree", detail)
+            _plan_leaves(plan, written_leaves, k)
+            written_leaves += k
+            size = count = children = k
+            nodes.append(Node(kind, k))
+        elif kind == _REPEAT:
+            ai = _take(arities, ai, i, path)
+            source = arities[ai - 1]
+            at = f"{path}.arities[{ai - 1}]"
+            if source >= i or not closed[source]:
+                raise DecodeError(at, "forward-reference", f"node {i} repeats node {source}")
+            if kinds[source] == _LEAVES:
+                raise DecodeError(at, "invalid-tree", "a run of leaves is not a subtree")
+            size, count, height = sizes[source], leaf_counts[source], heights[source]
+            if total + size > limits.max_tree_nodes:
+                raise _too_many(path, i, limits.max_tree_nodes)
+            if len(pending) + height > limits.max_tree_depth:
                 raise DecodeError(
-                    f"{path}.arities", "invalid-tree", "fewer arities than containers"
+                    f"{path}.kinds[{i}]",
+                    "limit-exceeded",
+                    f"tree depth exceeds the limit of {limits.max_tree_depth}",
                 )
-            arity = arities[ai]
-            ai += 1
-            if arity > n - i - 1:
+            if count:
+                plan.append((1, leaf_starts[source], count))
+            repeats = True
+            nodes.append(Node(kind, source))
+        else:
+            ai = _take(arities, ai, i, path)
+            arity = arities[ai - 1]
+            # A LEAVES run is one node and many children, so only a tree without them has
+            # this bound.
+            if not has_leaves and arity > n - i - 1:
                 raise DecodeError(
                     f"{path}.arities[{ai - 1}]",
                     "invalid-tree",
@@ -381,10 +561,14 @@ def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
             node_type = -1
             data = b""
             if kind in _DICTS:
-                if di + arity > len(dict_keys):
+                if fresh:
+                    if di + arity > pool_size:
+                        detail = f"the key pool has {pool_size} keys, the dicts use more"
+                        raise DecodeError(f"{path}.fresh_dict_keys", "invalid-tree", detail)
+                elif di + arity > len(dict_keys):
                     raise DecodeError(f"{path}.dict_keys", "invalid-tree", "too few dict keys")
                 is_sorted = kind != tree_pb2.NODE_KIND_ORDERED_DICT
-                keys = _check_dict_keys(msg, di, arity, is_sorted, path, minor)
+                keys = _check_dict_keys(msg, strings, di, arity, is_sorted, path, minor)
                 di += arity
             if kind in _TYPED:
                 node_type = _type_ref(type_refs, ti, len(node_types), path)
@@ -413,20 +597,42 @@ def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
                     ci += 1
             nodes.append(Node(kind, arity, keys, node_type, data))
             if arity:
-                pending.append(arity)
+                total += 1
+                if total > limits.max_tree_nodes:
+                    raise _too_many(path, i, limits.max_tree_nodes)
+                pending.append(_Open(arity, i, total - 1, leaves))
                 if len(pending) > limits.max_tree_depth:
                     raise DecodeError(
                         f"{path}.kinds[{i}]",
                         "limit-exceeded",
                         f"tree depth exceeds the limit of {limits.max_tree_depth}",
                     )
-        while pending and pending[-1] == 0:
+                continue
+            size, count = 1, 0
+        total += size
+        if total > limits.max_tree_nodes:
+            raise _too_many(path, i, limits.max_tree_nodes)
+        leaves += count
+        sizes[i], leaf_counts[i], heights[i], closed[i] = size, count, height, True
+        # The node fills `children` places of its parent; full containers close.
+        while pending:
+            top = pending[-1]
+            top.awaited -= children
+            top.height = max(top.height, height)
+            if top.awaited:
+                break
             pending.pop()
+            j = top.index
+            sizes[j] = total - top.nodes_before
+            leaf_counts[j] = leaves - top.leaves_before
+            heights[j] = height = top.height + 1
+            closed[j] = True
+            children = 1
     if pending:
         raise DecodeError(f"{path}.kinds", "invalid-tree", "the tree ends before its last node")
     for name, used, have in (
         ("arities", ai, len(arities)),
-        ("dict_keys", di, len(dict_keys)),
+        ("dict_keys", di, di if fresh else len(dict_keys)),
         ("type_refs", ti, len(type_refs)),
         ("node_data", ci, len(node_data)),
     ):
@@ -434,21 +640,54 @@ def _check_columns(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
             raise DecodeError(
                 f"{path}.{name}", "invalid-tree", f"{have} entries where the kinds imply {used}"
             )
+    if fresh and di != pool_size:
+        detail = f"the dicts take {di} keys of a pool of {pool_size}"
+        raise DecodeError(f"{path}.fresh_dict_keys", "invalid-tree", detail)
     types = [(t.name, tuple(t.fields)) for t in node_types]
-    return TreeShape(nodes, types, leaves, plain=ti == 0)
+    return TreeShape(
+        nodes, types, written_leaves, plain=ti == 0, leaf_plan=plan if repeats else None
+    )
+
+
+def _take(arities: Sequence[int], ai: int, i: int, path: str) -> int:
+    """The next arities entry, which must exist: the new count of entries taken."""
+    if ai >= len(arities):
+        raise DecodeError(f"{path}.arities", "invalid-tree", "fewer arities than containers")
+    return ai + 1
+
+
+def _too_many(path: str, i: int, limit: int) -> DecodeError:
+    detail = f"the tree expands past the limit of {limit} nodes"
+    return DecodeError(f"{path}.kinds[{i}]", "limit-exceeded", detail)
+
+
+def _plan_leaves(plan: list[tuple[int, int, int]], first: int, count: int) -> None:
+    """Adds written leaves to the plan, joined to the run before when they follow it."""
+    if plan and not plan[-1][0] and plan[-1][1] + plan[-1][2] == first:
+        plan[-1] = (0, plan[-1][1], plan[-1][2] + count)
+    else:
+        plan.append((0, first, count))
 
 
 def _check_dict_keys(
-    msg: tree_pb2.TreeDef, first: int, arity: int, is_sorted: bool, path: str, minor: int
+    msg: tree_pb2.TreeDef,
+    strings: Sequence[str],
+    first: int,
+    arity: int,
+    is_sorted: bool,
+    path: str,
+    minor: int,
 ) -> tuple[Any, ...]:
     """A dict node's keys from the key pool (one that is not a str only from 1.1 on), strictly
-    increasing as JAX sorts them when `is_sorted`, else distinct."""
-    dict_keys, strings, pool = msg.dict_keys, msg.strings, msg.keys
+    increasing as JAX sorts them when `is_sorted`, else distinct. With fresh_dict_keys, the
+    j-th dict key is the pool's j-th key."""
+    dict_keys, pool = msg.dict_keys, msg.keys
+    fresh = msg.fresh_dict_keys
     n = len(strings)
     ks: list[Any] = []
     seen: set[Any] = set()  # an ordered dict's keys so far; 1 and True are one key
     for j in range(first, first + arity):
-        k = dict_keys[j]
+        k = j if fresh else dict_keys[j]
         if k < n or not pool:
             if k >= n:
                 raise DecodeError(
@@ -569,47 +808,73 @@ def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
 
 
 def _build(shape: TreeShape) -> tree_util.PyTreeDef:
-    """The PyTreeDef of a checked tree's nodes, rebuilt bottom-up."""
+    """The PyTreeDef of a checked tree's written nodes, each container built when its last
+    child is; a REPEAT is the very PyTreeDef its source became (they are immutable)."""
     registry = tree_util.default_registry
     make = tree_util.PyTreeDef.from_node_data_and_children
     classes: dict[int, type] = {}
     leaf = make(registry, None, [])
     none = make(registry, (_NONE_TYPE, None), [])
-    stack: list[tree_util.PyTreeDef] = []
-    for node in reversed(shape.nodes):
-        if node.kind == _LEAF:
-            stack.append(leaf)
+    nodes = shape.nodes
+    built: list[Any] = [None] * len(nodes)
+    # Open containers: [awaited children, node index, children so far].
+    stack: list[list[Any]] = []
+    for i, node in enumerate(nodes):
+        kind = node.kind
+        if kind == _LEAF:
+            new = [leaf]
+        elif kind == _NONE:
+            new = [none]
+        elif kind == _LEAVES:
+            new = [leaf] * node.arity
+        elif kind == _REPEAT:
+            new = [built[node.arity]]
+        elif node.arity:
+            stack.append([node.arity, i, []])
             continue
-        if node.kind == _NONE:
-            stack.append(none)
-            continue
-        children = [stack.pop() for _ in range(node.arity)]
-        if node.kind == tree_pb2.NODE_KIND_TUPLE:
-            nd = (tuple, None)
-        elif node.kind == tree_pb2.NODE_KIND_LIST:
-            nd = (list, None)
-        elif node.kind == tree_pb2.NODE_KIND_DICT:
-            nd = (dict, list(node.keys))
-        elif node.kind == tree_pb2.NODE_KIND_ORDERED_DICT:
-            nd = (collections.OrderedDict, node.keys)
-        elif node.kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
-            factory = _default_factory(shape.node_types[node.node_type][0])
-            nd = (collections.defaultdict, (factory, node.keys))
-        elif node.kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
-            if node.node_type not in classes:
-                classes[node.node_type] = _namedtuple_class(*shape.node_types[node.node_type])
-            nd = (classes[node.node_type], None)
         else:
-            name = shape.node_types[node.node_type][0]
-            cls = _find_class(name)
-            if cls is None:
-                raise LiftError(f"pytree node type {name} is not defined in this process")
+            new = [make(registry, _node_data(shape, node, classes), [])]
+        built[i] = new[0]
+        while stack:
+            top = stack[-1]
+            top[2] += new
+            top[0] -= len(new)
+            if top[0]:
+                break
+            stack.pop()
+            j = top[1]
+            nd = _node_data(shape, nodes[j], classes)
             try:
-                nd = (cls, decode_node_data(node.data))
-                stack.append(make(registry, nd, children))
+                built[j] = make(registry, nd, top[2])
             except (ValueError, TypeError) as e:
-                raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
-            continue
-        stack.append(make(registry, nd, children))
-    assert len(stack) == 1
-    return stack[0]
+                raise LiftError(f"cannot rebuild pytree node {nd[0]!r}: {e}") from e
+            new = [built[j]]
+    return built[0]
+
+
+def _node_data(shape: TreeShape, node: Node, classes: dict[int, type]) -> tuple[Any, Any]:
+    """(class, aux data) of a container, as PyTreeDef.from_node_data_and_children takes it."""
+    kind = node.kind
+    if kind == tree_pb2.NODE_KIND_TUPLE:
+        return (tuple, None)
+    if kind == tree_pb2.NODE_KIND_LIST:
+        return (list, None)
+    if kind == tree_pb2.NODE_KIND_DICT:
+        return (dict, list(node.keys))
+    if kind == tree_pb2.NODE_KIND_ORDERED_DICT:
+        return (collections.OrderedDict, node.keys)
+    if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
+        factory = _default_factory(shape.node_types[node.node_type][0])
+        return (collections.defaultdict, (factory, node.keys))
+    if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
+        if node.node_type not in classes:
+            classes[node.node_type] = _namedtuple_class(*shape.node_types[node.node_type])
+        return (classes[node.node_type], None)
+    name = shape.node_types[node.node_type][0]
+    cls = _find_class(name)
+    if cls is None:
+        raise LiftError(f"pytree node type {name} is not defined in this process")
+    try:
+        return (cls, decode_node_data(node.data))
+    except (ValueError, TypeError) as e:
+        raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e

@@ -38,7 +38,7 @@ def lower(
         if not isinstance(leaf, jax.ShapeDtypeStruct):
             raise EncodeError(f"leaf {i} is a {type(leaf).__name__}, not a ShapeDtypeStruct")
     target = ctx.builder.target_minor_version
-    msg = payload_pb2.Specs(treedef=treedef.lower(tree, target, f"{path}.treedef"))
+    lowered = treedef.lower(tree, target, f"{path}.treedef")
     indices: list[int] = []
     add, append = ctx.builder.add, indices.append
     try:
@@ -46,8 +46,9 @@ def lower(
             append(add(leaf))
     except EncodeError as e:
         raise e.under(f"{path}.leaves[{len(indices)}]") from e
-    msg.leaves.extend(indices)
-    return msg
+    # A 1.1 tree leaves out the leaves of a repeated subtree.
+    tree_msg, written = treedef.write(lowered, indices)
+    return payload_pb2.Specs(treedef=tree_msg, leaves=written)
 
 
 def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape:
@@ -83,4 +84,5 @@ def lift(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of checked specs; the leaves are the table's objects, shared."""
     objects: list[Any] = ctx.objects
-    return treedef.lift(msg.treedef, ctx), tuple(map(objects.__getitem__, msg.leaves))
+    refs = treedef.leaf_refs(ctx.facts, msg.leaves)
+    return treedef.lift(msg.treedef, ctx), tuple(map(objects.__getitem__, refs))
