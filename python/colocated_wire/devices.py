@@ -110,8 +110,24 @@ def _refuse_unknown(ids: np.ndarray, known: np.ndarray) -> None:
 
 
 def ids_key(ids: np.ndarray) -> bytes:
-    """A dict key for checked device ids (int32s by then): their bytes."""
-    return ids.astype(np.int32).tobytes()
+    """A dict key for checked device ids (int32s by then): their bytes. Facts a checked table
+    shares across decodes are read-only, so their key is made once (a device list and its mesh
+    ask for the same array's)."""
+    found = _KEYS.get(id(ids))
+    if found is not None and found[0] is ids:
+        return found[1]
+    key = ids.astype(np.int32).tobytes()
+    if not ids.flags.writeable and ids.size <= _KEYED_IDS:
+        if len(_KEYS) >= _KEYED_ARRAYS:  # bounded: a full memo is emptied
+            _KEYS.clear()
+        _KEYS[id(ids)] = (ids, key)  # the array is held, so its id stays its own
+    return key
+
+
+# Keys of read-only id arrays by id(), with the array; at most this many, of this many ids each.
+_KEYS: dict[int, tuple[np.ndarray, bytes]] = {}
+_KEYED_ARRAYS = 64
+_KEYED_IDS = 1 << 16
 
 
 # A mesh lifted before whose devices, in flat order, have the ids of the key. Held weakly: the

@@ -13,14 +13,13 @@ twice is `malformed`.
 Bombs are runs of one record written over and over, so a run of byte-identical
 records of one repeated or unknown field is scanned once and counted at once:
 its length is found by comparing ever longer slices, at the speed of memcmp.
-A small nested message that scanned clean once (a table entry sent on every
-call) is found again by its bytes instead of walked again.
+A nested message that scanned clean once (a table, a tree, an entry, sent on
+every call) is found again by its bytes instead of walked again.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -99,18 +98,22 @@ def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
     return scan.unknown
 
 
-# Nested messages of at most _SMALL bytes that scanned clean (no unknown field inside),
-# by their plan's id and bytes: a program sends the same table entries on every call, and
-# a scan is a function of the bytes, the plan and the limits. Bounded: a full set is emptied.
-_SMALL = 64
-_CLEAN_MAX = 4096
+# Nested messages of at most _CLEAN_BYTES bytes that scanned clean (no unknown field inside),
+# by their plan's id and bytes: a program sends the same table and tree on every call, and a
+# scan is a function of the bytes, the plan and the limits. Bounded by the bytes held: past
+# _CLEAN_BUDGET the set is emptied.
+_CLEAN_BYTES = 1 << 16
+_CLEAN_BUDGET = 1 << 22
 
 
-class _Judged(NamedTuple):
-    """What a scan needs of its DecodeLimits: the limits by name, and the clean messages."""
+@dataclasses.dataclass(slots=True)
+class _Judged:
+    """What a scan needs of its DecodeLimits: the limits by name, the clean messages and the
+    bytes they hold."""
 
     limit: dict[str, int]
     clean: set[tuple[int, bytes]]
+    held: int = 0
 
 
 # Per DecodeLimits (frozen, so hashable): a payload is scanned twice, and reading the
@@ -161,7 +164,8 @@ class _Scan:
         self.view = memoryview(data)
         self.limits = limits
         self.unknown = 0
-        self.limit, self.clean = _judged(limits)
+        self.judged = judged = _judged(limits)
+        self.limit, self.clean = judged.limit, judged.clean
         self.max_unknown = self.limit[_UNKNOWN_FIELDS]
 
     def message(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
@@ -235,8 +239,9 @@ class _Scan:
             counts[name] = count
 
     def nested(self, plan: dict[int, _Field], pos: int, end: int, path) -> None:
-        """Scans a nested message, unless it is small and scanned clean before."""
-        if end - pos > _SMALL:
+        """Scans a nested message, unless it scanned clean before."""
+        size = end - pos
+        if size > _CLEAN_BYTES:
             self.message(plan, pos, end, path)
             return
         key = (id(plan), self.data[pos:end])  # plans live as long as the process
@@ -245,9 +250,12 @@ class _Scan:
         unknown = self.unknown
         self.message(plan, pos, end, path)
         if self.unknown == unknown:
-            if len(self.clean) >= _CLEAN_MAX:
-                self.clean.clear()
-            self.clean.add(key)
+            judged = self.judged
+            if judged.held + size > _CLEAN_BUDGET:
+                judged.clean.clear()  # the same set as self.clean
+                judged.held = 0
+            judged.clean.add(key)
+            judged.held += size
 
     def repeats(self, start: int, stop: int, end: int) -> bool:
         """Whether data[start:stop] comes again right after it; its last byte is looked at first."""

@@ -1,21 +1,27 @@
-"""Decoding's caches by bytes: a tree checked before, and small messages scanned clean before.
+"""Decoding's caches by bytes: a tree or a table checked before, messages scanned clean before,
+partition specs lifted before.
 
 A cache hit must give what a first decode gives: the same errors under other limits, the
 same classes once a module appears, and an equal tree.
 """
 
 import collections
+import gc
 import sys
 import types
+import weakref
 
 import jax
+import numpy as np
 import pytest
 from jax import numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from colocated_wire import deserialize_specs, serialize_specs
-from colocated_wire._gen.colocated.v1 import payload_pb2
+from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
 from colocated_wire.errors import DecodeError
-from colocated_wire.limits import DecodeLimits
+from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
+from colocated_wire.table import check_table
 
 SDS = jax.ShapeDtypeStruct
 
@@ -70,3 +76,85 @@ def test_a_namedtuple_is_looked_up_again_at_every_decode():
     finally:
         del sys.modules["later_module"]
     assert found is Pair
+
+
+def _sharded_tree(devices, order):
+    """Ten leaves on fresh NamedShardings over a 4x4 mesh in a seeded order of 16 devices."""
+    ids = np.random.default_rng(order).permutation(16)
+    mesh = Mesh(np.array([devices[i] for i in ids]).reshape(4, 4), ("x", "y"))
+    specs = [PartitionSpec("x", "y"), PartitionSpec(None, "y"), PartitionSpec()]
+    return [
+        SDS((8, 8, 2), jnp.float32, sharding=NamedSharding(mesh, specs[i % 3])) for i in range(10)
+    ]
+
+
+def test_a_table_checked_before_gives_what_a_first_check_gives(devices):
+    leaves = _sharded_tree(devices, 21)
+    data = encode(leaves)
+    msg = payload_pb2.SpecsPayload.FromString(data)
+    assert (msg.SerializeToString(), 0) not in check_table._CHECKED  # a key no table has
+    first = check_table.check_table(msg.table, DEFAULT_LIMITS)
+    again = check_table.check_table(payload_pb2.SpecsPayload.FromString(data).table, DEFAULT_LIMITS)
+    assert again.kinds == first.kinds and again.kinds is not first.kinds
+    assert len(again.facts) == len(first.facts)
+    for a, b in zip(first.facts, again.facts, strict=True):
+        assert (a is None and b is None) or np.array_equal(a, b)
+    ids = [f for f in again.facts if isinstance(f, np.ndarray)]
+    assert ids and not any(f.flags.writeable for f in ids)  # shared by later decodes: read-only
+    treedef, out = deserialize_specs(data)
+    again_treedef, again_out = deserialize_specs(data)
+    assert list(out) == list(again_out) == leaves and treedef == again_treedef
+    # Each decode lifts its own shardings and leaves; the mesh is JAX's one (interned).
+    assert out[0] is not again_out[0] and out[0].sharding is not again_out[0].sharding
+    assert out[0].sharding.mesh is again_out[0].sharding.mesh is leaves[0].sharding.mesh
+
+
+def test_a_table_checked_before_is_judged_again_under_other_limits(devices):
+    data = encode(_sharded_tree(devices, 22))
+    deserialize_specs(data)  # checked under the default limits, now cached
+    with pytest.raises(DecodeError) as few:
+        deserialize_specs(data, limits=DecodeLimits(max_devices_per_list=15))
+    assert few.value.code == "limit-exceeded"
+    assert few.value.path.startswith("table[0].device_list")
+    with pytest.raises(DecodeError) as rank:
+        deserialize_specs(data, limits=DecodeLimits(max_rank=2))
+    assert (rank.value.path, rank.value.code) == ("table[3].array_spec.shape", "limit-exceeded")
+    assert deserialize_specs(data)[1][0].shape == (8, 8, 2)  # and still fine under the defaults
+
+
+def test_a_table_checked_before_is_judged_again_under_another_minor_version(devices):
+    leaves = _sharded_tree(devices, 23)
+    msg = payload_pb2.SpecsPayload.FromString(encode(leaves))
+    refs = check_table.check_table(msg.table, DEFAULT_LIMITS, 1)
+    assert check_table.check_table(msg.table, DEFAULT_LIMITS, 0).kinds == refs.kinds
+    # A dtype of 1.1 in a table: allowed under 1.1, refused under 1.0 though cached.
+    msg.table.entries[-1].array_spec.dtype = table_pb2.D_TYPE_INT1
+    check_table.check_table(msg.table, DEFAULT_LIMITS, 1)
+    with pytest.raises(DecodeError) as old:
+        check_table.check_table(msg.table, DEFAULT_LIMITS, 0)
+    assert old.value.code == "unsupported-version"
+
+
+def test_a_large_message_scanned_clean_before_is_counted_again_under_other_limits():
+    tree = [SDS((1,), jnp.float32)] * 300  # a tree message of over 64 bytes
+    data = encode(tree)
+    deserialize_specs(data)  # scanned clean under the default limits, now remembered
+    with pytest.raises(DecodeError) as nodes:
+        deserialize_specs(data, limits=DecodeLimits(max_tree_nodes=100))
+    assert nodes.value.code == "limit-exceeded"
+    assert nodes.value.path.startswith("specs.treedef")
+    assert "more than 100 values" in nodes.value.detail  # from the scan
+
+
+def test_a_lifted_partition_spec_is_found_again_and_not_kept_alive(devices):
+    mesh = Mesh(np.array(devices[:4]).reshape(2, 2), ("a", "b"))
+    spec = PartitionSpec(("b", "a"), unreduced=frozenset())
+    data = encode([SDS((4,), jnp.float32, sharding=NamedSharding(mesh, spec))])
+    out = deserialize_specs(data)[1][0]
+    assert out.sharding.spec == spec
+    assert deserialize_specs(data)[1][0].sharding.spec is out.sharding.spec
+    found = weakref.ref(out.sharding.spec)
+    del out, spec
+    jax.clear_caches()
+    gc.collect()
+    assert found() is None

@@ -185,12 +185,28 @@ def check(msg: table_pb2.NamedSharding, ctx: CheckContext) -> None:
 def lift(msg: table_pb2.NamedSharding, ctx: LiftContext) -> NamedSharding:
     """The NamedSharding on the lifted mesh."""
     mesh = ctx.objects[msg.mesh]
+    if not msg.HasField("memory_kind"):  # most: the device's default
+        return NamedSharding(mesh, lift_partition_spec(msg.spec))
     kind = lift_memory_kind(msg, mesh.devices.flat[0])
     return NamedSharding(mesh, lift_partition_spec(msg.spec), memory_kind=kind)
 
 
+# Lifted PartitionSpecs by their message's bytes, held weakly (JAX interns them too): a payload
+# sent again costs a lookup per spec instead of a walk over its entries.
+_LIFTED_SPECS: weakref.WeakValueDictionary[bytes, PartitionSpec] = weakref.WeakValueDictionary()
+
+
 def lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
-    """The PartitionSpec of a checked message."""
+    """The PartitionSpec of a checked message; the one lifted before from these bytes, while
+    it lives."""
+    data = spec.SerializeToString(deterministic=True)
+    found = _LIFTED_SPECS.get(data)
+    if found is None:
+        found = _LIFTED_SPECS[data] = _lift_partition_spec(spec)
+    return found
+
+
+def _lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
     parts: list[Any] = []
     for e in spec.entries:
         if e.kind == _P.PARTITION_SPEC_ENTRY_KIND_NONE:

@@ -5,11 +5,17 @@ turn (within an entry, in field-number order), and the first problem is a
 `DecodeError` with its path and code. Checks read generated messages only
 and build no JAX object; what they compute anyway (a device list's ids, a
 tile assignment's logical ids) is kept as the entry's facts for lifting.
+A program sends the same table on every call, and a check is a function of
+the table's bytes, the limits and the header's minor version alone, so a
+table checked before is found by them instead of checked again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries import ENTRIES
@@ -30,6 +36,21 @@ class CheckContext:
     minor_version: int = 0
 
 
+class _Checked(NamedTuple):
+    """What checking a table found: each entry's kind and facts (arrays made read-only)."""
+
+    kinds: tuple[str | None, ...]
+    facts: tuple[Any, ...]
+
+
+# Checked tables by (bytes, limits, minor version). Bounded by what they hold, bytes and facts
+# together (a few bytes of iota can be a million ids): past the budget the cache is emptied,
+# and a table too big for it is not kept.
+_CHECKED: dict[tuple[bytes, DecodeLimits, int], _Checked] = {}
+_BUDGET = 1 << 24
+_held = 0
+
+
 def check_table(
     table: table_pb2.SharedObjectTable | None,
     limits: DecodeLimits,
@@ -48,6 +69,12 @@ def check_table(
             f"{n} entries exceed the limit of {limits.max_table_entries}",
         )
     refs = References(table)
+    data = table.SerializeToString(deterministic=True)
+    key = (data, limits, minor_version)
+    found = _CHECKED.get(key)
+    if found is not None:
+        refs.kinds, refs.facts = list(found.kinds), list(found.facts)
+        return refs
     for i, entry in enumerate(table.entries):
         kind = entry.WhichOneof("kind")
         codec = ENTRIES.get(kind)
@@ -57,4 +84,21 @@ def check_table(
             facts = codec.check(getattr(entry, kind), ctx)
         refs.kinds.append(kind)
         refs.facts.append(facts)
+    _remember(key, refs)
     return refs
+
+
+def _remember(key: tuple[bytes, DecodeLimits, int], refs: References) -> None:
+    global _held
+    size = len(key[0])
+    for facts in refs.facts:
+        if isinstance(facts, np.ndarray):
+            facts.flags.writeable = False  # shared by every decode of this table from now on
+            size += facts.nbytes
+    if size > _BUDGET // 4:
+        return
+    if _held + size > _BUDGET:
+        _CHECKED.clear()
+        _held = 0
+    _CHECKED[key] = _Checked(tuple(refs.kinds), tuple(refs.facts))
+    _held += size

@@ -35,13 +35,15 @@ def lift_table(refs: References, path: str = "table") -> list[Any]:
     """One object per entry of a checked table, in index order."""
     objects: list[Any] = []
     lifted_ids: set[int] = set()
-    for i, entry in enumerate(refs.entries):
-        kind = refs.kinds[i]
+    entries, kinds, facts = refs.entries, refs.kinds, refs.facts
+    ctx = LiftContext(objects, None, lifted_ids)  # one context, its facts set per entry
+    for i, kind in enumerate(kinds):
+        entry = entries[i]
         try:
             if kind is None:  # a kind of a newer minor version: kept byte for byte
                 obj = UnknownEntry(entry.SerializeToString(deterministic=True))
             else:
-                ctx = LiftContext(objects, refs.facts[i], lifted_ids)
+                ctx.facts = facts[i]
                 obj = ENTRIES[kind].lift(getattr(entry, kind), ctx)
         except LiftError as e:
             raise LiftError(f"{path}[{i}].{kind}: {e}") from e
