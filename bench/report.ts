@@ -7,12 +7,13 @@ import {
   SIDE_ORDER,
   SIDES,
   type SideId,
+  type SideResult,
 } from "./results";
 
 /** The results as markdown: the tables with ratios against (c), the targets, what was skipped. */
 export function markdownReport(results: RunResults): string {
   const { cases } = results;
-  const main = cases.filter((r) => r.case.scenario === "S1" || r.case.scenario === "S2");
+  const main = mainCases(cases);
   const s3 = cases.filter((r) => r.case.scenario === "S3");
   const s4 = cases.filter((r) => r.case.scenario === "S4");
   const load = results.meta.loadAverage;
@@ -27,9 +28,11 @@ export function markdownReport(results: RunResults): string {
     ...SIDE_ORDER.map((s) => `- (${s}) ${SIDES[s]}`),
     "",
     ...defaultScenarioSection(results),
-    "### S1 and S2",
+    "### S1, S2, S5 and S6",
     "",
+    ...trainingText(main),
     mainTable(main),
+    ...sizesSection(cases),
     ...(s3.length ? ["", "### S3: 100 leaves against the device count", "", s3Table(s3)] : []),
     ...(s3.length ? ["", ...s3PerDeviceSection(s3)] : []),
     ...memorySection(results),
@@ -71,17 +74,19 @@ function defaultScenarioSection(results: RunResults): string[] {
   ];
 }
 
-/** The README's summary of a run: when and where, S1 and S2, and every target. */
+/** The README's summary of a run: when and where, S1, S2, S5, S6, the sizes, and every target. */
 export function readmeSummary(results: RunResults): string {
   const { meta } = results;
-  const main = results.cases.filter((r) => ["S1", "S2"].includes(r.case.scenario));
+  const main = mainCases(results.cases);
   return [
     `Run of ${meta.date} (${meta.machine}; ${meta.versions}; ${meta.seconds} s).`,
     "The full tables, S3 and S4 included, are in [bench/results.md](bench/results.md); every number",
     "is in `bench/results.json`.",
     "",
     ...defaultScenarioSection(results),
+    ...trainingText(main),
     mainTable(main),
+    ...sizesSection(results.cases),
     ...pluginSection(results.plugin),
     "",
     ...targetLines(results),
@@ -150,6 +155,69 @@ function targetLines(results: RunResults): string[] {
   );
 }
 
+/** The cases of the main table, each measured on its own: S1, S2, S5 and S6. */
+function mainCases(cases: readonly CaseResult[]): CaseResult[] {
+  return cases.filter((r) => ["S1", "S2", "S5", "S6"].includes(r.case.scenario));
+}
+
+/** What S5 and S6 are, if the run has them. */
+function trainingText(rows: readonly CaseResult[]): string[] {
+  if (!rows.some((r) => r.case.tree === "nested")) return [];
+  return [
+    "S5 and S6 are a training step's specs as a program holds them (`bench/training-trees.ts`), on an",
+    "8×16×8 mesh with a NamedSharding made afresh for every leaf. **S5**: a 48-layer transformer's",
+    'parameters (bfloat16) and Adam state (float32, an int32 step): `{"params", "opt_state": {"step",',
+    '"mu", "nu"}}`, each layer a dict of attention q/k/v/o, MLP gate/up/down and two norms. **S6**: a',
+    "model of `register_dataclass` nodes (Linear, Block; attention without biases, so `None`s) and",
+    "namedtuples (LayerNorm) in tuples, with optax's state `(ScaleByAdamState(count, mu, nu), EmptyState())`.",
+    "",
+  ];
+}
+
+/** The cases whose sizes are set against a general-purpose compressor. */
+const SIZE_CASES = ["S1", "S1 dict", "S5", "S6"];
+
+/**
+ * Sizes against what a user can do in one line, compress JAX's pickle; and our payload
+ * compressed too, which estimates how little information it holds.
+ */
+function sizesSection(cases: readonly CaseResult[]): string[] {
+  const rows = cases.filter((r) => SIZE_CASES.includes(r.case.id) && r.sides.c);
+  if (!rows.length) return [];
+  const lines = [
+    "",
+    "### Sizes against a compressor",
+    "",
+    "JAX's pickle (c) as it is, after zlib level 9 and after lzma (xz, preset 6), against our payload",
+    "(a) = (b), uncompressed as it goes on the wire; then ours compressed the same ways, as an",
+    "estimate of the least a format could write.",
+    "",
+    "| case | (c) | zlib-9 (c) | lzma (c) | ours | vs (c) | vs zlib-9 (c) | vs lzma (c) | zlib-9 ours | lzma ours |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  const size = (n?: number) => (n === undefined ? "—" : formatBytes(n));
+  for (const r of rows) {
+    const c = r.sides.c as SideResult;
+    const ours = r.sides.a?.bytes ?? r.sides.b?.bytes;
+    const vs = (base?: number) =>
+      ours === undefined || base === undefined ? "—" : sizeRatio(ours, base);
+    const packed = r.sides.b?.compressed;
+    const cells = [
+      size(c.bytes),
+      size(c.compressed?.zlib9),
+      size(c.compressed?.lzma),
+      size(ours),
+      vs(c.bytes),
+      vs(c.compressed?.zlib9),
+      vs(c.compressed?.lzma),
+      size(packed?.zlib9),
+      size(packed?.lzma),
+    ];
+    lines.push(`| **${r.case.id}** | ${cells.join(" | ")} |`);
+  }
+  return lines;
+}
+
 function mainTable(rows: readonly CaseResult[]): string {
   const lines = [
     "| case | format | size | vs (c) | encode | vs (c) | decode + lift | vs (c) |",
@@ -157,7 +225,8 @@ function mainTable(rows: readonly CaseResult[]): string {
   ];
   for (const r of rows) {
     const c = r.case;
-    const label = `**${c.id}**: ${formatCount(c.leafCount)} leaves (${c.tree}), ${formatCount(c.devices)} devices, ${c.shardings.length} shardings`;
+    const fresh = c.freshShardings ? ", fresh per leaf" : "";
+    const label = `**${c.id}**: ${formatCount(c.leafCount)} leaves (${c.tree}), ${formatCount(c.devices)} devices, ${c.shardings.length} shardings${fresh}`;
     SIDE_ORDER.forEach((side, i) => {
       const cells = [i === 0 ? label : "", NAMES[side], ...mainCells(r, side)];
       lines.push(`| ${cells.join(" | ")} |`);

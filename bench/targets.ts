@@ -1,6 +1,13 @@
 import { formatBytes, formatCount, formatMs, sig } from "./format";
 import type { Timing } from "./measure";
-import type { CaseResult, DecodeMemory, SideResult, TargetCheck } from "./results";
+import type {
+  CaseResult,
+  CompressedSizes,
+  DecodeMemory,
+  SideId,
+  SideResult,
+  TargetCheck,
+} from "./results";
 import { S3_DEVICE_COUNTS } from "./scenarios";
 
 /** A few bytes: the most the (a) payload may grow each time S3's regular mesh doubles. */
@@ -9,11 +16,16 @@ export const FEW_BYTES = 4;
 /** S4's log-log slope of size and time against leaves, from 1,000 leaves up, must be 1 ± this. */
 export const LINEAR_SLACK = 0.15;
 
-/** S3: TypeScript against JAX (c) at every device count, both orders. */
-export const S3_TS_ENCODE_SPEEDUP = 5;
-export const S3_TS_DECODE_SPEEDUP = 10;
-/** S3 with a fresh sharding per leaf: Python (b) against JAX (c), each way. */
-export const S3_PY_SPEEDUP = 2;
+/** TypeScript against JAX (c) on every scenario: encode and decode-and-lift. */
+export const TS_ENCODE_SPEEDUP = 5;
+export const TS_DECODE_SPEEDUP = 10;
+/** S1 and S2 held TypeScript's encode to more from the start. */
+export const S1_S2_TS_ENCODE_SPEEDUP = 10;
+/** Python (b) against JAX (c), each way: S1, S2, S5, S6 and S3 with a fresh sharding per leaf. */
+export const PY_SPEEDUP = 2;
+/** (a)'s payload at most 1/this of (c)'s: S1 and S2, and S5 (a training step's real tree). */
+export const S1_S2_SIZE_RATIO = 20;
+export const S5_SIZE_RATIO = 40;
 /** At S3's largest in-order mesh: TS cold encode and decode, in ns per device. */
 export const S3_MAX_NS_PER_DEVICE = 20;
 /** S3's warm encode at its largest mesh, within this factor of its time at 1,024 devices. */
@@ -25,17 +37,14 @@ export const DECODE_BYTES_PER_DEVICE = 16;
 
 /** Checks the issue's targets against a run's results; a target with no data is not reported. */
 export function checkTargets(cases: readonly CaseResult[], memory?: DecodeMemory): TargetCheck[] {
-  const checks: TargetCheck[] = [];
-  for (const r of cases.filter((r) => r.case.scenario === "S1" || r.case.scenario === "S2")) {
-    checks.push(...s1s2Targets(r));
-  }
+  const checks: TargetCheck[] = cases.flatMap(caseTargets);
   const s3 = s3Target(cases);
   if (s3) checks.push(s3);
   checks.push(...s3SpeedTargets(cases), ...s3PerDeviceTargets(cases));
   const shuffled = shuffledSizeTarget(cases);
   if (shuffled) checks.push(shuffled);
   if (memory) checks.push(memoryTarget(memory));
-  checks.push(...s4Targets(cases));
+  checks.push(...s4Targets(cases), ...s4SpeedTargets(cases));
   return checks;
 }
 
@@ -49,20 +58,25 @@ function s3Of(cases: readonly CaseResult[], fresh: boolean, order: string): Case
     .sort((x, y) => x.case.devices - y.case.devices);
 }
 
-/** "At every count" targets: the worst ratio of `side` over (c), over the counts both ran. */
+/**
+ * "At every count" targets: the worst ratio of `side` over (c), over the rows both ran; a row
+ * is named by its device count, or by `unit` of `count` (S4's leaves).
+ */
 function everyCount(
   rows: readonly CaseResult[],
   label: string,
   need: number,
   time: (s: SideResult) => number,
   side: "a" | "b",
+  count: (r: CaseResult) => number = (r) => r.case.devices,
+  unit = "devices",
 ): TargetCheck | undefined {
   const points = rows
     .filter((r) => r.sides[side] && r.sides.c)
     .map((r) => {
       const ours = time(r.sides[side] as SideResult);
       const jax = time(r.sides.c as SideResult);
-      return { n: r.case.devices, ratio: jax / ours, ours, jax };
+      return { n: count(r), ratio: jax / ours, ours, jax };
     });
   if (!points.length) return undefined;
   const worst = points.reduce((w, p) => (p.ratio < w.ratio ? p : w));
@@ -70,12 +84,12 @@ function everyCount(
     label,
     worst.ratio,
     need,
-    `worst at ${formatCount(worst.n)} devices, ${formatMs(worst.ours)} vs ${formatMs(worst.jax)}`,
+    `worst at ${formatCount(worst.n)} ${unit}, ${formatMs(worst.ours)} vs ${formatMs(worst.jax)}`,
   );
   const all = points.map((p) => `${sig(p.ratio)}×`).join(", ");
   return {
     ...check,
-    detail: `${check.detail}; from ${formatCount(points[0].n)} devices up: ${all}`,
+    detail: `${check.detail}; from ${formatCount(points[0].n)} ${unit} up: ${all}`,
   };
 }
 
@@ -85,28 +99,28 @@ const S3_SPEEDUPS = [
     side: "a",
     what: "TS encode",
     phase: "encode",
-    speedup: S3_TS_ENCODE_SPEEDUP,
+    speedup: TS_ENCODE_SPEEDUP,
     freshOnly: false,
   },
   {
     side: "a",
     what: "TS decode",
     phase: "decode",
-    speedup: S3_TS_DECODE_SPEEDUP,
+    speedup: TS_DECODE_SPEEDUP,
     freshOnly: false,
   },
   {
     side: "b",
     what: "Python serialize_specs",
     phase: "encode",
-    speedup: S3_PY_SPEEDUP,
+    speedup: PY_SPEEDUP,
     freshOnly: true,
   },
   {
     side: "b",
     what: "Python deserialize_specs",
     phase: "decode",
-    speedup: S3_PY_SPEEDUP,
+    speedup: PY_SPEEDUP,
     freshOnly: true,
   },
 ] as const;
@@ -208,49 +222,145 @@ function memoryTarget(m: DecodeMemory): TargetCheck {
   );
 }
 
-function s1s2Targets(r: CaseResult): TargetCheck[] {
-  const { a, b, c } = r.sides;
-  const id = r.case.id;
-  const checks: TargetCheck[] = [];
-  if (!c) return checks;
-  if (a) {
-    checks.push(
-      atLeast(
-        `${id}: payload at most 1/20 of (c)`,
-        c.bytes / a.bytes,
-        20,
-        `${formatBytes(a.bytes)} vs ${formatBytes(c.bytes)}`,
-      ),
-      atLeast(
-        `${id}: TS encode at least 10× faster than (c) serialize`,
-        c.encode.medianMs / a.encode.medianMs,
-        10,
-        `${formatMs(a.encode.medianMs)} vs ${formatMs(c.encode.medianMs)}`,
-      ),
-      atLeast(
-        `${id}: TS decode at least 10× faster than (c) deserialize`,
-        c.decode.medianMs / a.decode.medianMs,
-        10,
-        `${formatMs(a.decode.medianMs)} vs ${formatMs(c.decode.medianMs)}`,
-      ),
-    );
-  }
-  if (b) {
-    checks.push(
-      atLeast(
-        `${id}: Python lift at least as fast as (c) deserialize`,
-        c.decode.medianMs / b.decode.medianMs,
-        1,
-        `${formatMs(b.decode.medianMs)} vs ${formatMs(c.decode.medianMs)}`,
-      ),
-    );
-  }
-  return checks;
+/** The cases of S1, S2, S5 and S6, each measured on its own against (c). */
+const S1_S2 = ["S1", "S1 dict", "S2"];
+const TRAINING = ["S5", "S6"];
+
+type Measure = (r: CaseResult) => number | undefined;
+const bytesOf =
+  (side: SideId): Measure =>
+  (r) =>
+    r.sides[side]?.bytes;
+const compressedOf =
+  (how: keyof CompressedSizes): Measure =>
+  (r) =>
+    r.sides.c?.compressed?.[how];
+const timeOf =
+  (side: SideId, phase: "encode" | "decode"): Measure =>
+  (r) =>
+    r.sides[side]?.[phase].medianMs;
+
+/**
+ * The targets of single cases, one row each: on each case of `cases`, `theirs` over `ours`
+ * must be at least `need` (above it, if `strict`).
+ */
+const CASE_TARGETS: {
+  cases: string[];
+  target: string;
+  need: number;
+  strict?: boolean;
+  ours: Measure;
+  theirs: Measure;
+  unit: (n: number) => string;
+}[] = [
+  {
+    cases: S1_S2,
+    target: `payload at most 1/${S1_S2_SIZE_RATIO} of (c)`,
+    need: S1_S2_SIZE_RATIO,
+    ours: bytesOf("a"),
+    theirs: bytesOf("c"),
+    unit: formatBytes,
+  },
+  {
+    cases: ["S5"],
+    target: `payload at most 1/${S5_SIZE_RATIO} of (c)`,
+    need: S5_SIZE_RATIO,
+    ours: bytesOf("a"),
+    theirs: bytesOf("c"),
+    unit: formatBytes,
+  },
+  {
+    cases: ["S1 dict"],
+    target: "payload smaller than zlib-9 of (c)",
+    need: 1,
+    strict: true,
+    ours: bytesOf("a"),
+    theirs: compressedOf("zlib9"),
+    unit: formatBytes,
+  },
+  {
+    cases: ["S5"],
+    target: "payload smaller than lzma of (c)",
+    need: 1,
+    strict: true,
+    ours: bytesOf("a"),
+    theirs: compressedOf("lzma"),
+    unit: formatBytes,
+  },
+  {
+    cases: S1_S2,
+    target: `TS encode at least ${S1_S2_TS_ENCODE_SPEEDUP}× faster than (c) serialize`,
+    need: S1_S2_TS_ENCODE_SPEEDUP,
+    ours: timeOf("a", "encode"),
+    theirs: timeOf("c", "encode"),
+    unit: formatMs,
+  },
+  {
+    cases: TRAINING,
+    target: `TS encode at least ${TS_ENCODE_SPEEDUP}× faster than (c) serialize`,
+    need: TS_ENCODE_SPEEDUP,
+    ours: timeOf("a", "encode"),
+    theirs: timeOf("c", "encode"),
+    unit: formatMs,
+  },
+  {
+    cases: [...S1_S2, ...TRAINING],
+    target: `TS decode at least ${TS_DECODE_SPEEDUP}× faster than (c) deserialize`,
+    need: TS_DECODE_SPEEDUP,
+    ours: timeOf("a", "decode"),
+    theirs: timeOf("c", "decode"),
+    unit: formatMs,
+  },
+  {
+    cases: [...S1_S2, ...TRAINING],
+    target: `Python serialize_specs at least ${PY_SPEEDUP}× faster than (c) serialize`,
+    need: PY_SPEEDUP,
+    ours: timeOf("b", "encode"),
+    theirs: timeOf("c", "encode"),
+    unit: formatMs,
+  },
+  {
+    cases: [...S1_S2, ...TRAINING],
+    target: `Python deserialize_specs at least ${PY_SPEEDUP}× faster than (c) deserialize`,
+    need: PY_SPEEDUP,
+    ours: timeOf("b", "decode"),
+    theirs: timeOf("c", "decode"),
+    unit: formatMs,
+  },
+];
+
+/** The single-case targets of one case, those it has both numbers for. */
+function caseTargets(r: CaseResult): TargetCheck[] {
+  return CASE_TARGETS.flatMap(({ cases, target, need, strict, ours, theirs, unit }) => {
+    const x = ours(r);
+    const y = theirs(r);
+    if (!cases.includes(r.case.id) || x === undefined || y === undefined) return [];
+    return [atLeast(`${r.case.id}: ${target}`, y / x, need, `${unit(x)} vs ${unit(y)}`, strict)];
+  });
 }
 
-/** A "better by at least `need`×" target, with by how much it is met or missed. */
-function atLeast(target: string, got: number, need: number, numbers: string): TargetCheck {
-  const met = got >= need;
+/** S4: TypeScript's speed targets of every scenario, at every leaf count. */
+function s4SpeedTargets(cases: readonly CaseResult[]): TargetCheck[] {
+  const rows = cases
+    .filter((r) => r.case.scenario === "S4")
+    .sort((x, y) => x.case.leafCount - y.case.leafCount);
+  return S3_SPEEDUPS.filter((t) => t.side === "a").flatMap(({ what, phase, speedup }) => {
+    const target = `S4: ${what} at least ${speedup}× faster than (c) at every leaf count`;
+    const time = (s: SideResult) => s[phase].medianMs;
+    const check = everyCount(rows, target, speedup, time, "a", (r) => r.case.leafCount, "leaves");
+    return check ? [check] : [];
+  });
+}
+
+/** A "better by at least `need`×" (or, if strict, by more) target, with by how much it is met or missed. */
+function atLeast(
+  target: string,
+  got: number,
+  need: number,
+  numbers: string,
+  strict = false,
+): TargetCheck {
+  const met = strict ? got > need : got >= need;
   const margin = met
     ? `met with ${sig(got / need)}× to spare`
     : `missed: ${sig(got)}× of the ${need}× needed (${sig((1 - got / need) * 100)}% short)`;
