@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -26,15 +26,24 @@ def wire_dtype(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("<")
 
 
+# A shard's place in the global array: per dimension, (start, stop).
+Index = tuple[tuple[int, int], ...]
+
+
+def fixed_dtype(where: str, spec: jax.ShapeDtypeStruct) -> np.dtype:
+    """The spec's dtype, if its elements have a fixed-size wire form."""
+    dtype = spec.dtype
+    # A PRNG key's data is its impl's; strings and objects have no fixed size.
+    if not isinstance(dtype, np.dtype) or dtype.kind in "OUSV":
+        raise invalid_argument(f"{where}: dtype {dtype} has no fixed-size wire form")
+    return dtype
+
+
 def place_input(
     index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
 ) -> jax.Array:
     """One input's bytes as a jax.Array with the spec's sharding (the first device if none)."""
-    if not isinstance(spec.dtype, np.dtype):  # a PRNG key's data is its impl's
-        raise invalid_argument(f"inputs[{index}]: dtype {spec.dtype} has no fixed-size wire form")
-    dtype = spec.dtype
-    if dtype.kind in "OUSV":
-        raise invalid_argument(f"inputs[{index}]: dtype {dtype} has no fixed-size wire form")
+    dtype = fixed_dtype(f"inputs[{index}]", spec)
     want = math.prod(spec.shape) * dtype.itemsize
     if len(data) != want:
         raise invalid_argument(
@@ -46,6 +55,63 @@ def place_input(
         return jax.device_put(host, sharding)
     except (ValueError, TypeError, RuntimeError) as e:
         raise failed_precondition(f"inputs[{index}]: JAX cannot place it on {sharding}: {e}") from e
+
+
+def shard_devices(
+    where: str, spec: jax.ShapeDtypeStruct, devices: Sequence[jax.Device]
+) -> tuple[jax.sharding.Sharding, dict[Index, list[jax.Device]]]:
+    """The spec's sharding (the first device if none) and each distinct shard's devices, as
+    JAX's devices_indices_map gives them."""
+    sharding = spec.sharding or SingleDeviceSharding(devices[0])
+    try:
+        index_map = sharding.devices_indices_map(tuple(spec.shape))
+    except (ValueError, NotImplementedError, AssertionError, IndexError) as e:
+        raise failed_precondition(f"{where}: JAX cannot shard it with {sharding}: {e}") from e
+    shards: dict[Index, list[jax.Device]] = {}
+    for device, slices in index_map.items():
+        shards.setdefault(index_of(slices, spec.shape), []).append(device)
+    return sharding, shards
+
+
+def index_of(slices: Sequence[slice], shape: Sequence[int]) -> Index:
+    """JAX's index (slices, None for a whole dimension) as (start, stop) per dimension."""
+    return tuple(s.indices(n)[:2] for s, n in zip(slices, shape, strict=True))
+
+
+def shard_shape(index: Index) -> tuple[int, ...]:
+    return tuple(stop - start for start, stop in index)
+
+
+def place_shards(
+    where: str,
+    spec: jax.ShapeDtypeStruct,
+    sharding: jax.sharding.Sharding,
+    shards: Mapping[Index, tuple[np.ndarray, Sequence[jax.Device]]],
+) -> jax.Array:
+    """The global array from each distinct shard's bytes, put on every device that holds it."""
+    dtype = wire_dtype(fixed_dtype(where, spec))
+    try:
+        singles = [
+            jax.device_put(np.frombuffer(data, dtype).reshape(shard_shape(index)), device)
+            for index, (data, devices) in shards.items()
+            for device in devices
+        ]
+        return jax.make_array_from_single_device_arrays(tuple(spec.shape), sharding, singles)
+    except (ValueError, TypeError, RuntimeError) as e:
+        raise failed_precondition(f"{where}: JAX cannot place it on {sharding}: {e}") from e
+
+
+def output_shards(x: jax.Array) -> Iterator[tuple[Index, memoryview]]:
+    """Each distinct shard of an output (a replicated one once) and its little-endian bytes."""
+    seen: set[Index] = set()
+    for shard in x.addressable_shards:
+        index = index_of(shard.index, x.shape)
+        if index in seen:
+            continue
+        seen.add(index)
+        host = np.asarray(shard.data)
+        host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
+        yield index, memoryview(host.reshape(-1).view(np.uint8))
 
 
 def place_inputs(

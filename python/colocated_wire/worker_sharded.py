@@ -1,0 +1,324 @@
+"""ExecuteSharded: inputs arrive shard by shard in bounded chunks, outputs leave the same way.
+
+The client's stream is `start` (version and program), then each input leaf's
+distinct shards (a replicated shard once, however many devices hold it), each
+in chunks whose first names the shard's index and whose last is marked, then
+`end`. Each shard is assembled in one buffer of its own size, so no message
+and no second copy of a global array exists. A chunk that breaks these rules
+(an unknown leaf or shard, a shard sent twice, an offset that overlaps or
+leaves a gap, bytes past the shard's end, a shard cut short) is refused with
+INVALID_ARGUMENT naming the leaf, the shard and the offset; a stream that
+stops without `end` is INVALID_ARGUMENT too, and a client that cancels ends
+the call (CANCELLED) without running anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+
+import grpc
+import jax
+import numpy as np
+from jax import tree_util
+
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
+from colocated_wire.decode import Program
+from colocated_wire.encode import serialize_specs
+from colocated_wire.errors import DecodeError, EncodeError
+from colocated_wire.payload.header import check_header
+from colocated_wire.version import SCHEMA_MINOR_VERSION
+from colocated_wire.worker_arrays import (
+    Index,
+    as_output,
+    fixed_dtype,
+    output_shards,
+    output_spec,
+    place_shards,
+    shard_devices,
+)
+from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
+from colocated_wire.worker_execute import call_arguments, check_version, load_program, run
+from colocated_wire.worker_policy import WorkerPolicy, admit_function, function_name
+
+# The largest chunk the worker takes, and the size of the chunks it sends.
+MAX_CHUNK_BYTES = 4 << 20
+OUTPUT_CHUNK_BYTES = 1 << 20
+
+# Resolves `start` to the program's function name and the lifted program; raises Refused.
+Resolve = Callable[[service_pb2.ExecuteStart], tuple[str, Program]]
+# Counts bytes against the worker's in-flight limit as shard buffers are made.
+Reserve = Callable[[int], None]
+
+
+def serve(service, requests, context) -> Iterator[service_pb2.ExecuteShardedResponse]:
+    """The servicer's ExecuteSharded: admitted against the worker's limits for the whole
+    stream, each shard's bytes counted as its buffer is made; refusals become the status."""
+    try:
+        limits = getattr(service, "limits", None)  # TODO(G): F's CallLimits, once committed
+        with limits.admit(0) if limits else contextlib.nullcontext() as slot:
+            reserve = slot.reserve if slot else lambda nbytes: None
+            yield from execute_sharded(requests, lambda start: resolve(service, start), reserve)
+    except Refused as e:
+        context.abort(e.code, e.message)
+    except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
+        traceback.print_exc(file=sys.stderr)
+        context.abort(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
+
+
+def resolve(service, start: service_pb2.ExecuteStart) -> tuple[str, Program]:
+    """The program `start` names, by handle or by payload."""
+    check_version(start.version, service.policy)
+    programs = getattr(service, "programs", None)  # TODO(G): F's ProgramCache, once committed
+    if programs is None:
+        return resolve_payload(start, service.policy)
+    if start.HasField("handle"):
+        loaded = programs.get(start.handle.digest, start.version)
+    elif start.HasField("program"):
+        loaded = programs.load(start.program.SerializeToString(deterministic=True), start.version)
+    else:
+        raise invalid_argument("start: carries neither a program nor a handle")
+    return loaded.name, loaded.program
+
+
+def execute_sharded(
+    requests: Iterator[service_pb2.ExecuteShardedRequest],
+    resolve: Resolve,
+    reserve: Reserve = lambda nbytes: None,
+) -> Iterator[service_pb2.ExecuteShardedResponse]:
+    """The response stream of one call: output specs, output chunks, end. Raises Refused."""
+    start = _first(requests)
+    name, program = resolve(start)
+    inputs = InputShards(program, reserve)
+    for request in _rest(requests, inputs):
+        part = request.WhichOneof("part")
+        if part == "chunk":
+            inputs.add(request.chunk)
+        elif part == "end":
+            break
+        else:
+            raise invalid_argument(f"request {inputs.chunks + 1}: {part or 'nothing'} after start")
+    else:
+        raise invalid_argument(
+            f"the input stream ended without `end` after {inputs.chunks} chunks{inputs.pending()}"
+        )
+    arrays = inputs.place()
+    result = run(name, program.fun, *call_arguments(program, arrays))
+    yield from stream_outputs(name, result, start.version)
+
+
+def _first(requests: Iterator[service_pb2.ExecuteShardedRequest]) -> service_pb2.ExecuteStart:
+    for request in _rest(requests, None):
+        if request.WhichOneof("part") != "start":
+            raise invalid_argument("request 0: the stream must begin with `start`")
+        return request.start
+    raise invalid_argument("the input stream ended before `start`")
+
+
+def _rest(
+    requests: Iterator[service_pb2.ExecuteShardedRequest], inputs: InputShards | None
+) -> Iterator[service_pb2.ExecuteShardedRequest]:
+    """The requests; a cancelled call (the iterator raises RpcError) becomes CANCELLED."""
+    try:
+        yield from requests
+    except grpc.RpcError as e:
+        done = "" if inputs is None else f" after {inputs.chunks} chunks"
+        message = f"the client cancelled the call{done}"
+        raise Refused(grpc.StatusCode.CANCELLED, message) from e
+
+
+class Shard:
+    """One shard being assembled: its buffer and how many bytes have arrived."""
+
+    def __init__(self, index: Index, size: int, devices: list[jax.Device]):
+        self.index = index
+        self.data = np.empty(size, np.uint8)
+        self.filled = 0
+        self.devices = devices
+
+
+class InputShards:
+    """Checks each chunk against the program's input specs and assembles the shards."""
+
+    def __init__(self, program: Program, reserve: Reserve):
+        self.program = program
+        self.reserve = reserve
+        self.chunks = 0
+        self.leaves = []
+        for i, spec in enumerate(program.in_leaves):
+            where = f"inputs[{i}]"
+            itemsize = fixed_dtype(where, spec).itemsize
+            sharding, shards = shard_devices(where, spec, program.devices)
+            self.leaves.append((spec, itemsize, sharding, shards))
+        self.done: list[dict[Index, Shard]] = [{} for _ in self.leaves]
+        self.open: list[Shard | None] = [None for _ in self.leaves]
+
+    def add(self, chunk: service_pb2.ShardChunk) -> None:
+        """Takes one chunk; raises Refused (INVALID_ARGUMENT) if it breaks the rules."""
+        self.chunks += 1
+        leaf = chunk.leaf
+        if leaf >= len(self.leaves):
+            raise invalid_argument(
+                f"chunk {self.chunks}: leaf {leaf}, but the program has"
+                f" {len(self.leaves)} input leaves"
+            )
+        if len(chunk.data) > MAX_CHUNK_BYTES:
+            raise invalid_argument(
+                f"inputs[{leaf}]: a chunk of {len(chunk.data)} bytes, over the worker's limit"
+                f" of {MAX_CHUNK_BYTES} bytes per chunk"
+            )
+        shard = self._shard_of(leaf, chunk)
+        where = f"inputs[{leaf}] shard {describe(shard.index)} at offset {chunk.offset}"
+        if chunk.offset != shard.filled:
+            how = (
+                "overlaps bytes already received" if chunk.offset < shard.filled else "leaves a gap"
+            )
+            raise invalid_argument(
+                f"{where}: the chunk {how} (the shard has {shard.filled} bytes so far)"
+            )
+        end = shard.filled + len(chunk.data)
+        if end > len(shard.data):
+            raise invalid_argument(
+                f"{where}: {len(chunk.data)} bytes run past the shard's end"
+                f" ({len(shard.data)} bytes)"
+            )
+        shard.data[shard.filled : end] = np.frombuffer(chunk.data, np.uint8)
+        shard.filled = end
+        if chunk.last:
+            if end != len(shard.data):
+                raise invalid_argument(
+                    f"{where}: marked last with {end} of the shard's {len(shard.data)} bytes"
+                )
+            self.done[leaf][shard.index] = shard
+            self.open[leaf] = None
+
+    def _shard_of(self, leaf: int, chunk: service_pb2.ShardChunk) -> Shard:
+        """The shard this chunk belongs to: a new one if it carries an index, else the open one."""
+        current = self.open[leaf]
+        if not chunk.HasField("index"):
+            if current is None:
+                raise invalid_argument(
+                    f"inputs[{leaf}] chunk at offset {chunk.offset}: no shard is open"
+                    " (a shard's first chunk carries its index)"
+                )
+            return current
+        spec, itemsize, _, shards = self.leaves[leaf]
+        index = tuple(zip(chunk.index.start, chunk.index.stop, strict=False))
+        named = f"inputs[{leaf}] shard {describe(index)}"
+        if current is not None:
+            raise invalid_argument(
+                f"{named}: starts before shard {describe(current.index)} ended"
+                f" ({current.filled} of {len(current.data)} bytes, no chunk marked last)"
+            )
+        if len(chunk.index.start) != len(chunk.index.stop) or index not in shards:
+            some = ", ".join(describe(i) for i in list(shards)[:4])
+            raise invalid_argument(
+                f"{named}: not a shard of the {spec.sharding or 'unsharded'} input of shape"
+                f" {tuple(spec.shape)} (its shards: {some}{', ...' if len(shards) > 4 else ''})"
+            )
+        if index in self.done[leaf]:
+            raise invalid_argument(f"{named}: sent twice")
+        if chunk.offset != 0:
+            raise invalid_argument(f"{named}: its first chunk is at offset {chunk.offset}, not 0")
+        size = itemsize * int(np.prod([stop - start for start, stop in index], dtype=np.int64))
+        self.reserve(size)
+        shard = self.open[leaf] = Shard(index, size, shards[index])
+        return shard
+
+    def pending(self) -> str:
+        """What is still missing, for the message of a stream cut short."""
+        for leaf, shard in enumerate(self.open):
+            if shard is not None:
+                return (
+                    f"; inputs[{leaf}] shard {describe(shard.index)} has {shard.filled}"
+                    f" of {len(shard.data)} bytes"
+                )
+        return ""
+
+    def place(self) -> list[jax.Array]:
+        """Every input as a jax.Array, once every shard of every leaf is complete."""
+        arrays = []
+        for leaf, (spec, _, sharding, shards) in enumerate(self.leaves):
+            if (shard := self.open[leaf]) is not None:
+                raise invalid_argument(
+                    f"inputs[{leaf}] shard {describe(shard.index)}: unfinished at `end`"
+                    f" ({shard.filled} of {len(shard.data)} bytes, no chunk marked last)"
+                )
+            done = self.done[leaf]
+            missing = [i for i in shards if i not in done]
+            if missing:
+                raise invalid_argument(
+                    f"inputs[{leaf}] shard {describe(missing[0])}: never sent"
+                    f" ({len(done)} of the leaf's {len(shards)} shards arrived)"
+                )
+            assembled = {i: (done[i].data, done[i].devices) for i in shards}
+            arrays.append(place_shards(f"inputs[{leaf}]", spec, sharding, assembled))
+            done.clear()  # the device arrays hold the data now
+        return arrays
+
+
+def stream_outputs(
+    name: str, result: object, version: int
+) -> Iterator[service_pb2.ExecuteShardedResponse]:
+    """The outputs' SpecsPayload, then each output's distinct shards in chunks, then end."""
+    leaves, treedef = tree_util.tree_flatten(result)
+    outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
+    try:
+        specs = [output_spec(x) for x in outputs]
+        target = min(version, SCHEMA_MINOR_VERSION)
+        payload = serialize_specs(treedef, specs, target_minor_version=target)
+    except EncodeError as e:
+        raise function_failed(f"the outputs of {name} cannot be written: {e}") from e
+    first = service_pb2.ExecuteShardedResponse()
+    first.output_specs.MergeFromString(payload)
+    first.output_specs.SetInParent()
+    yield first
+    for leaf, x in enumerate(outputs):
+        try:
+            shards = list(output_shards(x))
+        except Exception as e:  # noqa: BLE001 - JAX reports a failed computation on readback
+            raise function_failed(f"{name} failed computing its outputs: {e}") from e
+        for index, data in shards:
+            yield from chunks(leaf, index, data)
+    yield service_pb2.ExecuteShardedResponse(end=True)
+
+
+def chunks(
+    leaf: int, index: Index, data: memoryview, size: int = OUTPUT_CHUNK_BYTES
+) -> Iterable[service_pb2.ExecuteShardedResponse]:
+    """One shard's bytes in chunks of at most `size`; the first names the index."""
+    offsets = range(0, max(len(data), 1), size)
+    for k, offset in enumerate(offsets):
+        chunk = service_pb2.ShardChunk(
+            leaf=leaf,
+            offset=offset,
+            data=bytes(data[offset : offset + size]),
+            last=k == len(offsets) - 1,
+        )
+        if k == 0:
+            chunk.index.start.extend(start for start, _ in index)
+            chunk.index.stop.extend(stop for _, stop in index)
+            chunk.index.SetInParent()
+        yield service_pb2.ExecuteShardedResponse(chunk=chunk)
+
+
+def resolve_payload(start: service_pb2.ExecuteStart, policy: WorkerPolicy) -> tuple[str, Program]:
+    """The program `start` carries, checked and lifted as Execute does it."""
+    check_version(start.version, policy)
+    if not start.HasField("program"):
+        raise invalid_argument("start: carries no program")
+    try:
+        header = start.program.header if start.program.HasField("header") else None
+        check_header(header, payload_pb2.PAYLOAD_KIND_PROGRAM, start.version)
+    except DecodeError as e:
+        raise invalid_argument(f"program payload refused: {e}") from e
+    admit_function(start.program.function, policy)
+    program = load_program(start.program.SerializeToString(), start.version, policy)
+    return function_name(start.program.function), program
+
+
+def describe(index: Index) -> str:
+    """[start:stop,...], as TypeScript's describeIndex writes it."""
+    return "[" + ",".join(f"{start}:{stop}" for start, stop in index) + "]"
