@@ -2,6 +2,7 @@ import {
   type Header,
   PayloadKind,
   ProgramPayload,
+  type Specs as SpecsMessage,
   SpecsPayload,
 } from "../gen/ts/colocated/v1/payload";
 import { EncodeError } from "./errors";
@@ -35,7 +36,9 @@ export function lowerSpecsPayload(
   const minorVersion = headerMinorVersion(options, origin);
   const table = seededTable(origin, targetOf(options));
   const at = (path: string) => ({ table, path, targetMinorVersion: table.targetMinorVersion });
-  const message = specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
+  const message =
+    carriedSpecs(origin, (m) => m.specs) ??
+    specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion),
     table: { entries: table.entries },
@@ -53,9 +56,11 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
     throw new EncodeError("devices", "must be a DeviceList");
   const devices = table.add(program.devices, "devices");
   const message = fn.lower(program.function, at("function"));
-  const inputSpecs = specs.lower(program.inputs, at("input_specs"));
+  const inputSpecs =
+    carriedSpecs(origin, (m) => m.inputSpecs) ?? specs.lower(program.inputs, at("input_specs"));
   const outputSpecs = program.outputs
-    ? specs.lower(program.outputs, at("output_specs"))
+    ? (carriedSpecs(origin, (m) => m.outputSpecs) ??
+      specs.lower(program.outputs, at("output_specs")))
     : undefined;
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_PROGRAM, minorVersion),
@@ -106,6 +111,18 @@ function headerMinorVersion(
   if (options.targetMinorVersion === undefined) return carried;
   const detail = `carries fields of colocated.v1.${carried}; the target is 1.${target}`;
   throw new EncodeError("header.minor_version", detail);
+}
+
+/**
+ * The specs of a carried payload (one with fields of a newer minor version), as written: how
+ * its writer wrote the tree (which subtrees it repeats, say) is that version's choice, so
+ * re-sending it keeps it. The origin is there only while the specs are exactly as decoded.
+ */
+function carriedSpecs<M extends SpecsPayload | ProgramPayload>(
+  origin: PayloadOrigin<M> | undefined,
+  pick: (message: M) => SpecsMessage | undefined,
+): SpecsMessage | undefined {
+  return origin ? pick(origin.message) : undefined;
 }
 
 /** A table that starts with a decoded payload's entries, in order, so their indices hold. */

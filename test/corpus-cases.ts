@@ -141,8 +141,8 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     [
       "unknown-node-kind-under-a-newer-header",
       "specs.treedef.kinds[0]",
-      specs({ "m.header.minorVersion": 7 }, tree({ kinds: [10] }, 0)),
-      { message: "node kind 10 needs colocated\\.v1\\.7" },
+      specs({ "m.header.minorVersion": 7 }, tree({ kinds: [12] }, 0)),
+      { message: "node kind 12 needs colocated\\.v1\\.7" },
     ],
     [
       "unknown-dtype-under-a-newer-header",

@@ -1,4 +1,5 @@
 import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import { NodeKind } from "../gen/ts/colocated/v1/tree";
 import {
   CustomNode,
   decodeSpecs,
@@ -14,6 +15,12 @@ import {
 import { DefaultDict, OrderedDict } from "../src/model/tree-values";
 
 const leaf = (n: number) => new ShapeDtypeStruct([n], "float32");
+const KINDS = {
+  LIST: NodeKind.NODE_KIND_LIST,
+  DICT: NodeKind.NODE_KIND_DICT,
+  LEAVES: NodeKind.NODE_KIND_LEAVES,
+  REPEAT: NodeKind.NODE_KIND_REPEAT,
+};
 
 describe("treeFlatten and treeUnflatten", () => {
   test("dicts, lists, tuples, None, namedtuples and custom nodes", () => {
@@ -73,9 +80,25 @@ describe("treedef on the wire", () => {
   test("repeated dict keys are written once", () => {
     const layers = Array.from({ length: 100 }, () => ({ kernel: leaf(1), bias: leaf(1) }));
     const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(layers);
-    const message = SpecsPayload.decode(encodeSpecs(treedef, leaves)).specs!.treedef!;
+    const message = SpecsPayload.decode(encodeSpecs(treedef, leaves, { targetMinorVersion: 0 }))
+      .specs!.treedef!;
     expect(message.strings).toEqual(["bias", "kernel"]);
     expect(message.dictKeys).toHaveLength(200);
+  });
+
+  test("from 1.1, a repeated layer is written once and its keys are front-coded", () => {
+    const layers = Array.from({ length: 100 }, () => ({ kernel: leaf(1), bias: leaf(1) }));
+    const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(layers);
+    const specs = SpecsPayload.decode(encodeSpecs(treedef, leaves)).specs!;
+    const { LIST, DICT, LEAVES, REPEAT } = KINDS;
+    expect(specs.treedef!.kinds).toEqual([LIST, DICT, LEAVES, ...Array(99).fill(REPEAT)]);
+    expect(specs.treedef!.arities).toEqual([100, 2, 2, ...Array(99).fill(1)]);
+    expect(specs.treedef!.strings).toEqual([]);
+    expect(new TextDecoder().decode(specs.treedef!.keyText)).toBe("biaskernel");
+    expect(specs.treedef!.keySizes).toEqual([0, 4, 0, 6]);
+    expect(specs.treedef!.freshDictKeys).toBe(true);
+    expect(specs.treedef!.dictKeys).toEqual([]);
+    expect(specs.leaves).toHaveLength(2);
   });
 
   test("a tree nested 900 deep round-trips without recursion limits", () => {

@@ -210,6 +210,51 @@ export const VECTOR_CASES: VectorCase[] = [
     },
   },
   {
+    // colocated.v1.1: layers repeated by value (a fresh NamedSharding per leaf), written once
+    // and repeated; runs of leaves; an optimizer-like "mu" whose last layer differs.
+    name: "shared_subtrees_1_1",
+    bytes: () => {
+      const mesh = mesh2x4();
+      const sxy = () => new NamedSharding(mesh, new P("x", "y"));
+      const sx = () => new NamedSharding(mesh, new P("x"));
+      const layer = () => ({
+        attn: { k: f32([8, 4], sxy()), q: f32([8, 4], sxy()) },
+        mlp: [f32([8], sx()), f32([8], sx()), null],
+        norm: tuple(f32([8])),
+      });
+      return specs(
+        {
+          emb: f32([8, 4], sxy()),
+          layers: [layer(), layer(), layer()],
+          mu: [layer(), layer(), { attn: f32([2]) }],
+          step: tuple(f32([]), f32([]), f32([])),
+        },
+        {},
+      );
+    },
+  },
+  {
+    // colocated.v1.1: str keys front-coded (a shared prefix that splits a UTF-8 character,
+    // the empty key), int keys after them in the pool, and fresh dict keys.
+    name: "key_pool_1_1",
+    bytes: () =>
+      specs(
+        {
+          "": f32([1]),
+          decoder_block_0: f32([1]),
+          decoder_block_1: f32([2]),
+          decoder_norm: { x: f32([3]) },
+          ints: new Map([
+            [1, f32([4])],
+            [2, f32([5])],
+          ]),
+          é_unicode: f32([6]),
+          ünicode: [f32([7]), f32([7])],
+        },
+        {},
+      ),
+  },
+  {
     // An OrderedDict and a defaultdict without a factory at a 1.0 target: the custom nodes
     // (aux data as JSON) that 1.0 wrote for them.
     name: "ordered_dicts_1_0",

@@ -18,6 +18,10 @@ import {
 import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from "../schema-version";
 import { SCHEMA_MINOR_VERSION } from "../version";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
+import { frontCode, readKeyPool } from "./tree-keys";
+import { expandLeaves, treeContents } from "./tree-repeats";
+
+export { expandLeaves };
 
 /** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". LEAVES and REPEAT are wire-only. */
 const NODE_KINDS = enumNames<
@@ -27,6 +31,9 @@ const NODE_KINDS = enumNames<
 
 /** The minor version that introduced the pool of keys that are not str (TreeDef.keys). */
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
+/** The minor versions of the front-coded str keys and of fresh dict keys. */
+const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
+const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
 
 /** The int64 range of DictKey.int. */
 const INT64_MIN = -(2n ** 63n);
@@ -40,8 +47,12 @@ const INT64_MAX = 2n ** 63n - 1n;
 export interface TreeDefFacts {
   readonly dictKeys: DictKey[];
   readonly types: NodeType[];
-  /** How many leaves the tree has. */
+  /** How many leaves the columns write (a REPEAT's are its source's, written once). */
   leafCount: number;
+  /** Where REPEATs copy leaves, as expandLeaves reads them. */
+  readonly leafCopies: number[];
+  /** Whether the tree has REPEAT nodes. */
+  readonly repeats: boolean;
 }
 
 /** Where a TreeDef's check runs, and the minor version its payload's header says. */
@@ -65,6 +76,20 @@ export function lower(
   treedef: PyTreeDef,
   ctx: TreeDefLowerContext = { path: "treedef", targetMinorVersion: SCHEMA_MINOR_VERSION },
 ): TreeDef {
+  return lowerWithLeaves(treedef, ctx).treedef;
+}
+
+/**
+ * Lowers a PyTreeDef and says which of its leaves (by index in preorder) the columns write.
+ * From 1.1 on, a subtree equal to an earlier one, leaf refs included (`leafRefs[j]` is leaf
+ * j's; without them every leaf is distinct), is a REPEAT of it and writes none of its leaves,
+ * and a run of leaves in a container is one LEAVES node.
+ */
+export function lowerWithLeaves(
+  treedef: PyTreeDef,
+  ctx: TreeDefLowerContext,
+  leafRefs?: readonly number[],
+): { treedef: TreeDef; leaves: number[] } {
   const { path, targetMinorVersion: target } = ctx;
   const out: TreeDef = {
     kinds: [],
@@ -79,25 +104,121 @@ export function lower(
     keySizes: [],
     freshDictKeys: false,
   };
+  const writeNode = nodeWriter(out, target);
+  const leaves: number[] = [];
+  if (target < 1) {
+    const stack: TreeNode[] = [treedef.root];
+    while (stack.length > 0) {
+      const node = stack.pop() as TreeNode;
+      const at = `${path}.kinds[${out.kinds.length}]`;
+      writeNode(asVersion0Node(node, at), at);
+      if (node.kind === "leaf") leaves.push(leaves.length);
+      if (!("children" in node)) continue;
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+    }
+  } else {
+    writeShortened(
+      treedef.root,
+      leafRefs,
+      (node) => writeNode(node, `${path}.kinds[${out.kinds.length}]`),
+      out,
+      leaves,
+    );
+  }
+  const strings = out.strings.length;
+  out.dictKeys = out.dictKeys.map((ref) => (ref < 0 ? strings - 1 - ref : ref));
+  if (target >= 1) {
+    if (strings > 0) Object.assign(out, frontCode(out.strings), { strings: [] });
+    if (out.dictKeys.length > 0 && out.dictKeys.every((ref, j) => ref === j)) {
+      out.freshDictKeys = true;
+      out.dictKeys = [];
+    }
+  }
+  return { treedef: out, leaves };
+}
+
+/**
+ * Writes a tree's nodes the 1.1 way: a container equal to an earlier one (with at least one
+ * child) is a REPEAT of the first, and a run of two or more leaves in a container is LEAVES.
+ */
+function writeShortened(
+  root: TreeNode,
+  leafRefs: readonly number[] | undefined,
+  writeNode: (node: TreeNode) => void,
+  out: TreeDef,
+  leaves: number[],
+): void {
+  const { nodes, ids, sizes, leaves: leafCounts } = treeContents(root, leafRefs);
+  const firstAt = new Map<number, number>();
+  // Children each open container still awaits, innermost last.
+  const awaited: number[] = [];
+  const finish = (count: number) => {
+    while (awaited.length > 0) {
+      const last = awaited.length - 1;
+      awaited[last] -= count;
+      if (awaited[last] > 0) return;
+      awaited.pop();
+      count = 1;
+    }
+  };
+  let leaf = 0;
+  for (let p = 0; p < nodes.length; ) {
+    const node = nodes[p];
+    const siblings = awaited.length > 0 ? awaited[awaited.length - 1] : 0;
+    if (node.kind === "leaf") {
+      let run = 1;
+      while (run < siblings && nodes[p + run].kind === "leaf") run++;
+      if (run >= 2) {
+        out.kinds.push(NodeKind.NODE_KIND_LEAVES);
+        out.arities.push(run);
+      } else writeNode(node);
+      for (let j = 0; j < run; j++) leaves.push(leaf++);
+      p += run;
+      finish(run);
+      continue;
+    }
+    if ("children" in node && node.children.length > 0) {
+      const source = firstAt.get(ids[p]);
+      if (source !== undefined) {
+        out.kinds.push(NodeKind.NODE_KIND_REPEAT);
+        out.arities.push(source);
+        leaf += leafCounts[p];
+        p += sizes[p];
+        finish(1);
+        continue;
+      }
+      firstAt.set(ids[p], out.kinds.length);
+      writeNode(node);
+      awaited.push(node.children.length);
+      p++;
+      continue;
+    }
+    writeNode(node);
+    p++;
+    finish(1);
+  }
+}
+
+/**
+ * Writes one node's kind and what it takes from the other columns: its arity, dict keys (as
+ * pool refs: a key that is not a str is -1 - its index in `keys` until `strings` is whole),
+ * node type and node data.
+ */
+function nodeWriter(out: TreeDef, target: number): (node: TreeNode, at: string) => void {
   const stringIndex = new Map<string, number>();
   const keyIndex = new Map<string, number>();
   const typeIndex = new Map<string, number>();
-  // A key that is not a str is written as -1 - (its index in `keys`) until `strings` is whole.
   const poolRef = (key: DictKey, at: string): number => {
     if (typeof key === "string") return intern(stringIndex, key, () => out.strings.push(key));
     refuseNewer(at, `dict key ${dictKeyText(key)}`, KEYS_SINCE, target);
     const message = keyMessage(key, at);
     return -1 - intern(keyIndex, `${typeof key}${key}`, () => out.keys.push(message));
   };
-  const stack: TreeNode[] = [treedef.root];
-  while (stack.length > 0) {
-    let node = stack.pop() as TreeNode;
-    const at = `${path}.kinds[${out.kinds.length}]`;
-    if (target < 1) node = asVersion0Node(node, at);
+  return (node, at) => {
     const kind = NODE_KINDS.values[node.kind];
     refuseNewer(at, node.kind, valueSince(NodeKindSchema, kind), target);
     out.kinds.push(kind);
-    if (!("children" in node)) continue;
+    if (!("children" in node)) return;
     out.arities.push(node.children.length);
     if (node.kind === "dict" || node.kind === "ordered_dict" || node.kind === "default_dict") {
       refuseDictKeys(node.keys, node.children.length, node.kind !== "ordered_dict");
@@ -123,11 +244,7 @@ export function lower(
       );
       if (node.kind === "custom") out.nodeData.push(node.nodeData);
     }
-    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
-  }
-  const strings = out.strings.length;
-  out.dictKeys = out.dictKeys.map((ref) => (ref < 0 ? strings - 1 - ref : ref));
-  return out;
+  };
 }
 
 /** A key that is not a str, as its message. */
@@ -182,7 +299,9 @@ type Column = "arities" | "dictKeys" | "typeRefs" | "nodeData";
  * Checks a TreeDef's columns against its kinds, without recursion and without building a
  * node. Every count is checked against the nodes actually present, so a claimed arity cannot
  * make the decoder allocate more than the payload holds. The depth is the number of
- * non-empty containers around a node, the node included.
+ * non-empty containers around a node, the node included. LEAVES and REPEAT nodes (1.1) are
+ * counted as the nodes they expand to, from sizes known when they are met, so a subtree
+ * repeated a million times costs one step per written node to refuse.
  */
 export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts {
   const { path, limits } = ctx;
@@ -197,8 +316,31 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
   }
   if (kinds.length === 0)
     throw new DecodeError(`${path}.kinds`, "invalid-tree", "a tree has at least one node");
+  if (message.keyText.length > 0 || message.keySizes.length > 0)
+    requireVersion(`${path}.key_text`, "key_text", KEY_TEXT_SINCE, minorVersion);
+  const pool = readKeyPool(message, path, limits.maxPayloadBytes);
+  const fresh = message.freshDictKeys;
+  if (fresh) {
+    requireVersion(`${path}.fresh_dict_keys`, "fresh_dict_keys", FRESH_SINCE, minorVersion);
+    if (message.dictKeys.length > 0) {
+      const detail = "dict_keys is empty when fresh_dict_keys is set";
+      throw new DecodeError(`${path}.dict_keys`, "invalid-tree", detail);
+    }
+  }
+  let hasLeaves = false;
+  let hasRepeat = false;
+  for (const kind of kinds) {
+    if (kind === NodeKind.NODE_KIND_LEAVES) hasLeaves = true;
+    else if (kind === NodeKind.NODE_KIND_REPEAT) hasRepeat = true;
+  }
   const used: Record<Column, number> = { arities: 0, dictKeys: 0, typeRefs: 0, nodeData: 0 };
-  const facts: TreeDefFacts = { dictKeys: [], types: [], leafCount: 0 };
+  const facts: TreeDefFacts = {
+    dictKeys: [],
+    types: [],
+    leafCount: 0,
+    leafCopies: [],
+    repeats: hasRepeat,
+  };
   /** The index of the next value of a column, which must exist. */
   const take = (column: Column, i: number): number => {
     if (used[column] >= message[column].length) {
@@ -206,17 +348,53 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     }
     return used[column]++;
   };
-  // How many children each open container still awaits, innermost last.
+  const cursor: Cursor = { i: 0, a: 0, path, take, used, facts, minorVersion, pool, fresh };
+  // Per node, only when a REPEAT may refer to it: the expanded nodes and leaves before it and
+  // after its subtree (0 until it is complete), and the height of its subtree.
+  const nodesFrom = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  const nodesTo = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  const leavesFrom = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  const leavesTo = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  const heights = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  // How many children each open container still awaits, and its index, innermost last.
   const awaited: number[] = [];
+  const opened: number[] = [];
+  // The expanded tree so far: its nodes and its leaves.
+  let total = 0;
+  let expandedLeaves = 0;
+  /** Counts `count` finished children of height `height`; true when the root is finished. */
+  const finish = (count: number, height: number): boolean => {
+    for (;;) {
+      if (awaited.length === 0) return true;
+      const last = awaited.length - 1;
+      awaited[last] -= count;
+      if (heights && height > heights[opened[last]]) heights[opened[last]] = height;
+      if (awaited[last] > 0) return false;
+      awaited.pop();
+      const done = opened.pop() as number;
+      if (heights && nodesTo && leavesTo) {
+        height = ++heights[done];
+        nodesTo[done] = total;
+        leavesTo[done] = expandedLeaves;
+      }
+      count = 1;
+    }
+  };
   let complete = false;
   for (let i = 0; i < kinds.length; i++) {
     // Built only on failure: a path string per node would double the cost of a large tree.
     const at = () => `${path}.kinds[${i}]`;
     if (complete) throw new DecodeError(at(), "invalid-tree", "nodes follow the end of the tree");
+    const kind = kinds[i];
     let arity = 0;
-    switch (kinds[i]) {
+    let size = 1;
+    let leaves = 0;
+    let height = 0;
+    let children = 1;
+    switch (kind) {
       case NodeKind.NODE_KIND_LEAF:
         facts.leafCount++;
+        leaves = 1;
         break;
       case NodeKind.NODE_KIND_NONE:
         break;
@@ -227,26 +405,80 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
       case NodeKind.NODE_KIND_CUSTOM:
       case NodeKind.NODE_KIND_ORDERED_DICT:
       case NodeKind.NODE_KIND_DEFAULT_DICT: {
-        const since = valueSince(NodeKindSchema, kinds[i]);
-        if (since > 0)
-          requireVersion(at(), NODE_KINDS.name(kinds[i]) as string, since, minorVersion);
+        const since = valueSince(NodeKindSchema, kind);
+        if (since > 0) requireVersion(at(), NODE_KINDS.name(kind) as string, since, minorVersion);
         const a = take("arities", i);
         arity = message.arities[a];
-        if (arity > kinds.length - i - 1) {
+        // A LEAVES run is one node and many children, so only a tree without them has this bound.
+        if (!hasLeaves && arity > kinds.length - i - 1) {
           throw new DecodeError(
             `${path}.arities[${a}]`,
             "invalid-tree",
             `node ${i} claims ${arity} children, only ${kinds.length - i - 1} nodes follow`,
           );
         }
-        checkContainer(message, kinds[i], arity, { i, a, path, take, used, facts, minorVersion });
+        cursor.i = i;
+        cursor.a = a;
+        checkContainer(message, kind, arity, cursor);
+        break;
+      }
+      case NodeKind.NODE_KIND_LEAVES: {
+        requireVersion(at(), "leaves", valueSince(NodeKindSchema, kind), minorVersion);
+        if (i === 0) throw new DecodeError(at(), "invalid-tree", "a run of leaves is not a tree");
+        const a = take("arities", i);
+        const run = message.arities[a];
+        const left = awaited.length > 0 ? awaited[awaited.length - 1] : 0;
+        if (run < 2 || run > left) {
+          const detail =
+            run < 2
+              ? `a run of ${run} leaves: runs have two or more`
+              : `a run of ${run} leaves where the container awaits ${left} children`;
+          throw new DecodeError(`${path}.arities[${a}]`, "invalid-tree", detail);
+        }
+        facts.leafCount += run;
+        size = run;
+        leaves = run;
+        children = run;
+        break;
+      }
+      case NodeKind.NODE_KIND_REPEAT: {
+        requireVersion(at(), "repeat", valueSince(NodeKindSchema, kind), minorVersion);
+        const a = take("arities", i);
+        const source = message.arities[a];
+        if (source >= i || !nodesTo || nodesTo[source] === 0) {
+          const detail = `node ${i} repeats node ${source}, which is not a subtree that ends before it`;
+          throw new DecodeError(`${path}.arities[${a}]`, "forward-reference", detail);
+        }
+        if (kinds[source] === NodeKind.NODE_KIND_LEAVES) {
+          const detail = `node ${i} repeats node ${source}, a run of leaves`;
+          throw new DecodeError(`${path}.arities[${a}]`, "invalid-tree", detail);
+        }
+        size = nodesTo[source] - (nodesFrom as Int32Array)[source];
+        const from = (leavesFrom as Int32Array)[source];
+        leaves = (leavesTo as Int32Array)[source] - from;
+        height = (heights as Int32Array)[source];
+        if (leaves > 0) facts.leafCopies.push(facts.leafCount, from, leaves);
         break;
       }
       default:
         throw (
-          newerValue(at(), `node kind ${kinds[i]}`, minorVersion) ??
-          new DecodeError(at(), "unknown-enum", `unknown node kind ${kinds[i]}`)
+          newerValue(at(), `node kind ${kind}`, minorVersion) ??
+          new DecodeError(at(), "unknown-enum", `unknown node kind ${kind}`)
         );
+    }
+    if (nodesFrom && leavesFrom) {
+      nodesFrom[i] = total;
+      leavesFrom[i] = expandedLeaves;
+    }
+    total += size;
+    expandedLeaves += leaves;
+    if (total > limits.maxTreeNodes) {
+      const detail = `the tree expands past the limit of ${limits.maxTreeNodes} nodes`;
+      throw new DecodeError(at(), "limit-exceeded", detail);
+    }
+    if (awaited.length + height > limits.maxTreeDepth) {
+      const detail = `nesting passes the depth limit of ${limits.maxTreeDepth}`;
+      throw new DecodeError(at(), "limit-exceeded", detail);
     }
     if (arity > 0) {
       if (awaited.length >= limits.maxTreeDepth) {
@@ -254,9 +486,15 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
         throw new DecodeError(at(), "limit-exceeded", detail);
       }
       awaited.push(arity);
+      opened.push(i);
       continue;
     }
-    complete = closeContainers(awaited);
+    if (nodesTo && leavesTo && heights) {
+      nodesTo[i] = total;
+      leavesTo[i] = expandedLeaves;
+      heights[i] = height;
+    }
+    complete = finish(children, height);
   }
   if (!complete)
     throw new DecodeError(
@@ -265,16 +503,25 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
       "the tree ends before its last container is full",
     );
   for (const column of ["arities", "dictKeys", "typeRefs", "nodeData"] as const) {
+    if (fresh && column === "dictKeys") continue;
     const count = message[column].length;
     if (used[column] !== count) {
       const detail = `${count} values where the kinds use ${used[column]}`;
       throw new DecodeError(`${path}.${snake(column)}`, "invalid-tree", detail);
     }
   }
+  const poolSize = pool.length + message.keys.length;
+  if (fresh && used.dictKeys !== poolSize) {
+    const detail = `the dicts take ${used.dictKeys} keys of a pool of ${poolSize}`;
+    throw new DecodeError(`${path}.fresh_dict_keys`, "invalid-tree", detail);
+  }
   return facts;
 }
 
-/** Rebuilds a checked TreeDef's nodes, without recursion; leaves and Nones share one node. */
+/**
+ * Rebuilds a checked TreeDef's nodes, without recursion; leaves and Nones share one node, and
+ * a REPEAT is its source's node object itself (nodes are immutable).
+ */
 export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): PyTreeDef {
   const { kinds, arities, nodeData } = message;
   const { dictKeys, types } = ctx.facts;
@@ -283,14 +530,22 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
   let t = 0;
   let d = 0;
   const stack: { node: ContainerNode & { children: TreeNode[] }; arity: number }[] = [];
+  // Every node by index, kept only when a REPEAT may share one.
+  const lifted: TreeNode[] | undefined = ctx.facts.repeats ? [] : undefined;
   for (let i = 0; i < kinds.length; i++) {
     let node: TreeNode;
     let arity = 0;
+    let count = 1;
     const kind = kinds[i];
     if (kind === NodeKind.NODE_KIND_LEAF) {
       node = LEAF;
     } else if (kind === NodeKind.NODE_KIND_NONE) {
       node = NONE;
+    } else if (kind === NodeKind.NODE_KIND_LEAVES) {
+      node = LEAF;
+      count = arities[a++];
+    } else if (kind === NodeKind.NODE_KIND_REPEAT) {
+      node = (lifted as TreeNode[])[arities[a++]];
     } else {
       arity = arities[a++];
       const children: TreeNode[] = [];
@@ -317,33 +572,25 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
         node = { kind: kind === NodeKind.NODE_KIND_LIST ? "list" : "tuple", children };
       }
       if (arity > 0) {
+        if (lifted) lifted[i] = node;
         stack.push({ node: node as (typeof stack)[number]["node"], arity });
         continue;
       }
     }
+    if (lifted) lifted[i] = node;
     // Close every container that this node completes.
     let done: TreeNode = node;
     for (;;) {
       const parent = stack.at(-1);
       if (!parent) return new PyTreeDef(done);
-      parent.node.children.push(done);
+      for (let c = 0; c < count; c++) parent.node.children.push(done);
       if (parent.node.children.length < parent.arity) break;
       stack.pop();
       done = parent.node;
+      count = 1;
     }
   }
   throw new Error("lift runs on a checked TreeDef, which is complete");
-}
-
-/** Counts a finished node against the containers awaiting it; true when the root is finished. */
-function closeContainers(awaited: number[]): boolean {
-  for (;;) {
-    if (awaited.length === 0) return true;
-    const last = awaited.length - 1;
-    awaited[last]--;
-    if (awaited[last] > 0) return false;
-    awaited.pop();
-  }
 }
 
 interface Cursor {
@@ -356,6 +603,10 @@ interface Cursor {
   used: Record<Column, number>;
   facts: TreeDefFacts;
   minorVersion: number;
+  /** The str keys, from `strings` or from key_text. */
+  pool: readonly string[];
+  /** Whether the dicts take the pool's keys in order (fresh_dict_keys), not by dict_keys. */
+  fresh: boolean;
 }
 
 /** Checks what a container node takes from the other columns, and records it in the facts. */
@@ -397,15 +648,18 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
 function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: boolean): void {
   const { path } = at;
   const first = at.used.dictKeys;
-  if (first + arity > message.dictKeys.length) {
-    throw new DecodeError(`${path}.dict_keys`, "invalid-tree", `runs out at node ${at.i}`);
+  const { pool: strings, fresh } = at;
+  const available = fresh ? strings.length + message.keys.length : message.dictKeys.length;
+  if (first + arity > available) {
+    const column = fresh ? "fresh_dict_keys" : "dict_keys";
+    throw new DecodeError(`${path}.${column}`, "invalid-tree", `runs out at node ${at.i}`);
   }
   at.used.dictKeys += arity;
   const keys = at.facts.dictKeys;
-  const { strings } = message;
   const seen = new Set<string>();
   for (let j = first; j < first + arity; j++) {
-    const ref = message.dictKeys[j];
+    // Fresh keys are the pool's in order: dict key j is pool key j.
+    const ref = fresh ? j : message.dictKeys[j];
     const where = `${path}.dict_keys[${j}]`;
     let key: DictKey;
     if (ref < strings.length || message.keys.length === 0) {

@@ -15,16 +15,17 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
   if (leaves.length !== tree.numLeaves) {
     throw new EncodeError(path, `treedef has ${tree.numLeaves} leaves, got ${leaves.length}`);
   }
-  return {
-    treedef: treedef.lower(tree, {
-      path: `${path}.treedef`,
-      targetMinorVersion: ctx.targetMinorVersion,
-    }),
-    leaves: leaves.map((leaf, i) => {
-      if (leaf instanceof ShapeDtypeStruct) return table.add(leaf, `${path}.leaves[${i}]`);
-      throw new EncodeError(`${path}.leaves[${i}]`, "a spec leaf must be a ShapeDtypeStruct");
-    }),
-  };
+  const refs = leaves.map((leaf, i) => {
+    if (leaf instanceof ShapeDtypeStruct) return table.add(leaf, () => `${path}.leaves[${i}]`);
+    throw new EncodeError(`${path}.leaves[${i}]`, "a spec leaf must be a ShapeDtypeStruct");
+  });
+  // From 1.1 on, the leaves of a repeated subtree are written once, with its first copy.
+  const written = treedef.lowerWithLeaves(
+    tree,
+    { path: `${path}.treedef`, targetMinorVersion: ctx.targetMinorVersion },
+    refs,
+  );
+  return { treedef: written.treedef, leaves: written.leaves.map((j) => refs[j]) };
 }
 
 /** Checks specs: a treedef, then one ArraySpec reference per leaf; returns the treedef's facts. */
@@ -51,6 +52,8 @@ export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFact
   const tree = treedef.lift(message.treedef as NonNullable<SpecsMessage["treedef"]>, ctx);
   return {
     treedef: tree,
-    leaves: message.leaves.map((ref) => ctx.objects[ref] as ShapeDtypeStruct),
+    leaves: treedef
+      .expandLeaves(message.leaves, ctx.facts.leafCopies)
+      .map((ref) => ctx.objects[ref] as ShapeDtypeStruct),
   };
 }
