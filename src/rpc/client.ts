@@ -1,4 +1,4 @@
-import { type ChannelCredentials, credentials, status } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
 import { ProgramPayload, SpecsPayload } from "../../gen/ts/colocated/v1/payload";
 import {
   ColocatedWorkerServiceClient,
@@ -9,6 +9,7 @@ import { lowerProgramPayload } from "../encode";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
 import { checkOutputData } from "./array-bytes";
+import { type ChannelOptions, channelCredentials, channelOptions } from "./channel";
 import { VersionMismatchError, WorkerError } from "./errors";
 import {
   checkRange,
@@ -24,12 +25,10 @@ export const DEFAULT_DEADLINE_MS = 30_000;
 /** Programs and outputs are small, but larger than gRPC's 4 MiB default; the worker agrees. */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
-/** How to reach a worker and which versions to offer it. */
-export interface ConnectOptions extends Partial<VersionRange> {
+/** How to reach a worker (TLS, compression: ChannelOptions) and which versions to offer it. */
+export interface ConnectOptions extends Partial<VersionRange>, ChannelOptions {
   /** Deadline of the version handshake, and the default of every later call. */
   deadlineMs?: number;
-  /** Channel credentials; insecure by default. */
-  credentials?: ChannelCredentials;
 }
 
 /** Options of one Execute call. */
@@ -71,11 +70,11 @@ export class WorkerClient {
     checkDeadline(deadlineMs);
     const stub = new ColocatedWorkerServiceClient(
       target,
-      options.credentials ?? credentials.createInsecure(),
-      {
+      channelCredentials(options),
+      channelOptions(options, {
         "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
         "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
-      },
+      }),
     );
     try {
       const response = await callUnary(

@@ -1,0 +1,83 @@
+import {
+  type ChannelCredentials,
+  type ClientOptions,
+  credentials,
+  InterceptingCall,
+  type Interceptor,
+} from "@grpc/grpc-js";
+
+/** TLS to a worker. Every field is PEM text or bytes, as `readFileSync` gives them. */
+export interface TlsOptions {
+  /** The CA that signed the worker's certificate; the system's roots when absent. */
+  ca?: Uint8Array | string;
+  /** Mutual TLS: this client's certificate chain, which the worker's `--client-ca` signed. */
+  cert?: Uint8Array | string;
+  /** Mutual TLS: the private key of `cert`. */
+  key?: Uint8Array | string;
+}
+
+/** gRPC per-message compression; "none" by default. */
+export type Compression = "gzip" | "none";
+
+/** How the channel to a worker is secured and whether its messages are compressed. */
+export interface ChannelOptions {
+  /** TLS, or mutual TLS with `cert` and `key`; plaintext when absent. */
+  tls?: TlsOptions;
+  /** Channel credentials made elsewhere (instead of `tls`); insecure by default. */
+  credentials?: ChannelCredentials;
+  /**
+   * "gzip" compresses every request and asks the worker to compress its responses, which it
+   * does unless started with `--compression none`. Payload and array bytes stay as they are.
+   */
+  compression?: Compression;
+}
+
+/** The metadata key that asks the worker for compressed responses (worker_compression.py). */
+export const COMPRESSION_METADATA = "colocated-compression";
+
+/** grpc-js's number for gzip (its CompressionAlgorithms enum). */
+const GZIP = 2;
+
+/** The channel credentials the options ask for; throws TypeError on a half-given pair. */
+export function channelCredentials(options: ChannelOptions): ChannelCredentials {
+  const { tls } = options;
+  if (tls && options.credentials) {
+    throw new TypeError("give tls or credentials, not both");
+  }
+  if (!tls) return options.credentials ?? credentials.createInsecure();
+  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+    throw new TypeError("mutual TLS needs both tls.cert and tls.key");
+  }
+  return credentials.createSsl(pem(tls.ca), pem(tls.key), pem(tls.cert));
+}
+
+/** The client options for `compression`, merged over `base`. */
+export function channelOptions(options: ChannelOptions, base: ClientOptions = {}): ClientOptions {
+  const compression = options.compression ?? "none";
+  if (compression === "none") return base;
+  if (compression !== "gzip") {
+    throw new TypeError(`compression is "gzip" or "none", not ${JSON.stringify(compression)}`);
+  }
+  return {
+    ...base,
+    "grpc.default_compression_algorithm": GZIP,
+    interceptors: [...(base.interceptors ?? []), askFor(compression)],
+  };
+}
+
+/** Adds the metadata that asks the worker to compress its responses with `algorithm`. */
+function askFor(algorithm: string): Interceptor {
+  return (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        metadata.set(COMPRESSION_METADATA, algorithm);
+        next(metadata, listener);
+      },
+    });
+}
+
+function pem(value: Uint8Array | string | undefined): Buffer | null {
+  if (value === undefined) return null;
+  if (typeof value === "string") return Buffer.from(value, "utf8");
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
