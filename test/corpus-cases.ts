@@ -65,6 +65,39 @@ const dict = (kind: number, keys: unknown[], strings: string[] = [], more = {}) 
     keys.length,
   );
 const DEFAULT = { typeRefs: [0], nodeTypes: [LIST_FACTORY] };
+// colocated.v1.1 tree constructs: LEAVES (10) runs, REPEAT (11) copies of an earlier subtree
+// (over LIST 4, LEAF 1, NONE 2), and str keys front-coded in key_text and key_sizes.
+const LEAVES = 10;
+const REPEAT = 11;
+const utf8 = (text: string) => new TextEncoder().encode(text);
+/** A dict of `n` leaves whose keys are pool keys 0..n-1, the pool front-coded. */
+const codedDict = (keyText: Uint8Array, keySizes: number[], n: number, more = {}) =>
+  tree(
+    {
+      kinds: [5, ...Array(n).fill(1)],
+      arities: [n],
+      dictKeys: range(n),
+      keyText,
+      keySizes,
+      ...more,
+    },
+    n,
+  );
+/**
+ * A REPEAT bomb in a few hundred bytes: a list of two leaves, then `levels` lists each of two
+ * REPEATs of the one before, nested so that each is complete before the next refers to it.
+ */
+function repeatBomb(levels: number) {
+  const kinds = [4, 4, LEAVES];
+  const arities = [2, 2, 2];
+  let previous = 1;
+  for (let k = 0; k < levels; k++) {
+    kinds.push(4, 4, REPEAT, REPEAT);
+    arities.push(2, 2, previous, previous);
+    previous = kinds.length - 3;
+  }
+  return tree({ kinds: [...kinds, 2], arities }, 2);
+}
 
 const ROWS: Record<DecodeErrorCode, Row[]> = {
   malformed: [
@@ -94,6 +127,30 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "unsupported-version": [
+    [
+      "leaves-of-1.1-under-a-1.0-header",
+      "specs.treedef.kinds[1]",
+      specs(tree({ kinds: [4, LEAVES], arities: [2, 2] }, 2)),
+      { message: "leaves needs colocated\\.v1\\.1" },
+    ],
+    [
+      "repeat-of-1.1-under-a-1.0-header",
+      "specs.treedef.kinds[3]",
+      specs(tree({ kinds: [4, 4, 1, REPEAT], arities: [2, 1, 1] }, 1)),
+      { message: "repeat needs colocated\\.v1\\.1" },
+    ],
+    [
+      "key-text-of-1.1-under-a-1.0-header",
+      "specs.treedef.key_text",
+      specs(codedDict(utf8("a"), [0, 1], 1)),
+      { message: "key_text needs colocated\\.v1\\.1" },
+    ],
+    [
+      "fresh-dict-keys-of-1.1-under-a-1.0-header",
+      "specs.treedef.fresh_dict_keys",
+      specs(dict(5, ["a"], ["a"], { dictKeys: [], freshDictKeys: true })),
+      { message: "fresh_dict_keys needs colocated\\.v1\\.1" },
+    ],
     ["empty", "header", raw("specs", [])],
     ["no-header", "header", specs({ "m.header": undefined })],
     [
@@ -204,6 +261,16 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "forward-reference": [
+    [
+      "tree-repeat-forward",
+      "specs.treedef.arities[2]",
+      specs(V1_1, tree({ kinds: [4, 4, 1, REPEAT], arities: [2, 1, 4] }, 1)),
+    ],
+    [
+      "tree-repeat-of-its-ancestor",
+      "specs.treedef.arities[2]",
+      specs(V1_1, tree({ kinds: [4, 4, 1, REPEAT], arities: [2, 1, 0] }, 1)),
+    ],
     [
       "mesh-refers-to-itself",
       "table[1].mesh.device_list",
@@ -335,6 +402,57 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ["in-unreduced", `${SPEC}.unreduced[0]`, specs({ "e.2.spec.unreduced": ["x"] })],
   ],
   "invalid-tree": [
+    [
+      "tree-leaves-short",
+      "specs.treedef.arities[1]",
+      specs(V1_1, tree({ kinds: [4, LEAVES], arities: [1, 1] }, 1)),
+    ],
+    [
+      "tree-leaves-root",
+      "specs.treedef.kinds[0]",
+      specs(V1_1, tree({ kinds: [LEAVES], arities: [2] }, 2)),
+    ],
+    [
+      "tree-leaves-past-the-parent",
+      "specs.treedef.arities[1]",
+      specs(V1_1, tree({ kinds: [4, LEAVES], arities: [2, 3] }, 3)),
+    ],
+    [
+      "tree-repeat-of-leaves",
+      "specs.treedef.arities[2]",
+      specs(V1_1, tree({ kinds: [4, LEAVES, REPEAT], arities: [3, 2, 1] }, 2)),
+    ],
+    [
+      "tree-key-text-and-strings",
+      "specs.treedef.key_text",
+      specs(V1_1, codedDict(utf8("a"), [0, 1], 1, { strings: ["a"] })),
+    ],
+    ["tree-key-sizes-odd", "specs.treedef.key_sizes", specs(V1_1, codedDict(utf8("a"), [0], 1))],
+    [
+      "tree-key-prefix-too-long",
+      "specs.treedef.key_sizes[2]",
+      specs(V1_1, codedDict(utf8("ab"), [0, 1, 2, 1], 2)),
+    ],
+    [
+      "tree-key-suffix-overrun",
+      "specs.treedef.key_sizes[3]",
+      specs(V1_1, codedDict(utf8("ab"), [0, 1, 1, 5], 2)),
+    ],
+    [
+      "tree-key-text-left-over",
+      "specs.treedef.key_text",
+      specs(V1_1, codedDict(utf8("abc"), [0, 1], 1)),
+    ],
+    [
+      "tree-fresh-with-dict-keys",
+      "specs.treedef.dict_keys",
+      specs(V1_1, codedDict(utf8("a"), [0, 1], 1, { freshDictKeys: true })),
+    ],
+    [
+      "tree-fresh-pool-left-over",
+      "specs.treedef.fresh_dict_keys",
+      specs(V1_1, codedDict(utf8("ab"), [0, 1, 0, 1], 1, { dictKeys: [], freshDictKeys: true })),
+    ],
     ["no-nodes", "specs.treedef.kinds", specs(tree({ kinds: [] }, 0))],
     [
       "arity-of-a-billion",
@@ -396,6 +514,11 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "invalid-value": [
+    [
+      "tree-key-text-utf8",
+      "specs.treedef.key_text",
+      specs(V1_1, codedDict(new Uint8Array([0x61, 0xff]), [0, 2], 1)),
+    ],
     [
       "dict-key-none-false",
       "specs.treedef.keys[0].none",
@@ -532,6 +655,36 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       specs({ "e.7.tileAssignment.dims": [1 << 30, 1 << 30] }),
     ],
     ["tree-1001-deep", "specs.treedef.kinds[1000]", specs(tree({}, 1), nested(1001))],
+    // 23 doublings of a list of two leaves: 67 million nodes from 96 written.
+    ["tree-repeat-bomb", "specs.treedef.kinds[85]", specs(V1_1, repeatBomb(23))],
+    [
+      "tree-repeat-too-deep",
+      "specs.treedef.kinds[4]",
+      specs(V1_1, tree({ kinds: [4, 4, 1, 4, REPEAT], arities: [2, 1, 1, 1] }, 1)),
+      { limits: { maxTreeDepth: 2 } },
+    ],
+    [
+      "tree-key-bytes",
+      "specs.treedef.key_sizes[20]",
+      specs(
+        V1_1,
+        tree(
+          {
+            kinds: [1],
+            keyText: utf8("k".repeat(100)),
+            keySizes: [
+              0,
+              100,
+              ...Array(40)
+                .fill(100)
+                .map((n, i) => (i % 2 ? 0 : n)),
+            ],
+          },
+          1,
+        ),
+      ),
+      { limits: { maxPayloadBytes: 1000 } },
+    ],
     ["mesh-of-65-axes", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes": Array(65).fill(1) })],
     [
       "spec-of-65-entries",
