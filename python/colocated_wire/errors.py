@@ -78,3 +78,8 @@ class FunctionNotAvailableError(RuntimeError):
 
 class FunctionNotAllowedError(LiftError):
     """A function by name that no allow-list admits (deny by default)."""
+
+    def __init__(self, message: str, module: str = "", qualname: str = ""):
+        super().__init__(message)
+        self.module = module
+        self.qualname = qualname

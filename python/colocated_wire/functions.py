@@ -61,12 +61,16 @@ def resolve_by_name(
     if allowed_modules is None and allowed_functions is None:
         raise FunctionNotAllowedError(
             f"function {name}: resolving a function by name needs an allow-list; pass"
-            f" allowed_modules={{{module!r}}} or allowed_functions={{{name!r}}}"
+            f" allowed_modules={{{module!r}}} or allowed_functions={{{name!r}}}",
+            module,
+            qualname,
         )
     if module not in (allowed_modules or ()) and name not in (allowed_functions or ()):
         raise FunctionNotAllowedError(
             f"function {name}: module {module!r} is not allowed"
-            " (allowed_modules or allowed_functions)"
+            " (allowed_modules or allowed_functions)",
+            module,
+            qualname,
         )
     try:
         fun = _resolve(importlib.import_module(module), qualname)

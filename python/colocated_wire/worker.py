@@ -2,10 +2,11 @@
 
     python -m colocated_wire.worker --port 0 --devices 8 --allow-module my.module
 
-prints `listening on HOST:PORT` once it serves, and stops cleanly on SIGTERM
-or SIGINT. Importing this package imports jax, but JAX reads the device
-count and platform only when its backend starts, so setting them before the
-first device query is in time.
+prints `listening on HOST:PORT` once it serves. On SIGTERM or SIGINT it
+drains: health says NOT_SERVING, new calls are refused (UNAVAILABLE), calls in
+flight get --grace-period seconds to finish, then it exits 0. Importing this
+package imports jax, but JAX reads the device count and platform only when
+its backend starts, so setting them before the first device query is in time.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from concurrent import futures
 
 from colocated_wire import worker_compression, worker_health, worker_tls
+from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
+from colocated_wire.worker_programs import DEFAULT_CAPACITY
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CONTROL_THREADS = 4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,15 +39,57 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a module whose functions may be run by name (repeatable; exact module names)",
     )
     p.add_argument(
+        "--allow-function",
+        action="append",
+        default=[],
+        metavar="MODULE.QUALNAME",
+        help="one function that may be run by name (repeatable; qualified names)",
+    )
+    p.add_argument(
         "--allow-pickle", action="store_true", help="run pickled functions (runs peer code!)"
     )
     p.add_argument("--min-version", type=int, default=None, help="oldest colocated.v1 minor")
     p.add_argument("--max-version", type=int, default=None, help="newest colocated.v1 minor")
-    p.add_argument("--threads", type=int, default=16, help="calls served at once")
+    p.add_argument(
+        "--max-concurrent-calls",
+        type=positive,
+        default=DEFAULT_MAX_CALLS,
+        metavar="N",
+        help=f"calls at once; more get RESOURCE_EXHAUSTED (default {DEFAULT_MAX_CALLS})",
+    )
+    p.add_argument(
+        "--max-inflight-bytes",
+        type=positive,
+        default=DEFAULT_MAX_BYTES,
+        metavar="M",
+        help="request bytes of the calls in flight; beyond, RESOURCE_EXHAUSTED (default 1 GiB)",
+    )
+    p.add_argument(
+        "--program-cache",
+        type=positive,
+        default=DEFAULT_CAPACITY,
+        metavar="N",
+        help=f"lifted programs kept for calls by handle (default {DEFAULT_CAPACITY})",
+    )
+    p.add_argument(
+        "--grace-period",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long calls in flight may take to finish (default 30)",
+    )
     worker_health.add_flags(p)
     worker_tls.add_flags(p)
     worker_compression.add_flags(p)
     return p.parse_args(argv)
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def use_cpu_devices(count: int) -> None:
@@ -69,10 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     import grpc
     import jax
 
-    from colocated_wire._gen.colocated.v1 import service_pb2_grpc
+    from colocated_wire import worker_service
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
+    from colocated_wire.worker_limits import CallLimits
     from colocated_wire.worker_policy import WorkerPolicy
-    from colocated_wire.worker_service import ColocatedWorker
+    from colocated_wire.worker_programs import ProgramCache
 
     versions = VersionRange(
         DEFAULT_VERSION_RANGE.min_version if args.min_version is None else args.min_version,
@@ -87,37 +135,61 @@ def main(argv: list[str] | None = None) -> int:
     if found != args.devices:
         sys.stderr.write(f"colocated_wire.worker: JAX has {found} devices, not {args.devices}\n")
         return 1
-    policy = WorkerPolicy(versions, frozenset(args.allow_module), args.allow_pickle)
+    policy = WorkerPolicy(
+        versions, frozenset(args.allow_module), args.allow_pickle, frozenset(args.allow_function)
+    )
+    service = worker_service.ColocatedWorker(
+        policy,
+        CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
+        ProgramCache(policy, args.program_cache),
+    )
+    # A few threads beyond the call limit answer GetVersion and health while every slot is
+    # taken; gRPC refuses anything beyond the threads at once instead of queueing it.
+    threads = args.max_concurrent_calls + CONTROL_THREADS
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=args.threads),
+        futures.ThreadPoolExecutor(max_workers=threads),
+        maximum_concurrent_rpcs=threads,
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ],
         interceptors=[worker_compression.CompressionInterceptor(args.compression)],
     )
-    service_pb2_grpc.add_ColocatedWorkerServiceServicer_to_server(ColocatedWorker(policy), server)
+    server.add_generic_rpc_handlers((worker_service.handlers(service),))
     # standard services (health, reflection): helper H
     health = worker_health.add_standard_services(server, reflect=args.reflection)
     port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)
+    service.limits.on_drain(health.draining)
+    service.limits.on_drain(
+        lambda: print("colocated_wire.worker: draining", file=sys.stderr, flush=True)
+    )
     server.start()
-
-    def stop(*_):
-        health.draining()
-        server.stop(grace=1)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
     print(f"listening on {args.host}:{port}", flush=True)
     print(
         f"colocated_wire.worker: {found} CPU devices, versions {versions},"
-        f" modules {sorted(policy.allowed_modules) or 'none'}, pickles"
+        f" functions by name from {policy.describe_allowed()}, pickles"
         f" {'allowed' if policy.allow_pickle else 'refused'}",
         file=sys.stderr,
         flush=True,
     )
-    server.wait_for_termination()
-    return 0
+    while not stopping.wait(3600):
+        pass
+    if service.limits.drain(args.grace_period):
+        server.stop(grace=None).wait()
+        return 0
+    print(
+        f"colocated_wire.worker: {service.limits.calls} calls still running after the"
+        f" {args.grace_period} s grace period are cancelled",
+        file=sys.stderr,
+        flush=True,
+    )
+    server.stop(grace=None).wait()
+    # Their threads may be inside a function that never returns; exiting must not join them.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -36,3 +36,23 @@ def failed_precondition(message: str) -> Refused:
 def function_failed(message: str) -> Refused:
     """The program's own function raised or returned something that is not arrays."""
     return Refused(grpc.StatusCode.UNKNOWN, message)
+
+
+def not_found(message: str) -> Refused:
+    """A program handle this worker does not hold (never loaded, evicted, or lost in a restart)."""
+    return Refused(grpc.StatusCode.NOT_FOUND, message)
+
+
+def resource_exhausted(message: str) -> Refused:
+    """The worker is at one of its limits; the call is refused at once instead of queued."""
+    return Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+
+
+def unavailable(message: str) -> Refused:
+    """The worker is shutting down and takes no new calls."""
+    return Refused(grpc.StatusCode.UNAVAILABLE, message)
+
+
+def cancelled(message: str) -> Refused:
+    """The client cancelled the call or its deadline passed; the work stops here."""
+    return Refused(grpc.StatusCode.CANCELLED, message)

@@ -1,8 +1,11 @@
-"""One Execute call: check the version, admit and lift the program, place the
-inputs, run the function, and describe its outputs.
+"""One Execute call: check the version, find the program (by handle, or by
+its payload, lifted once), check the inputs, place them, run the function,
+and describe its outputs.
 
 Every way a call can be refused raises `Refused` with its gRPC status code;
-the servicer (worker_service.py) turns that into the call's status.
+the servicer (worker_service.py) turns that into the call's status. Between
+the steps the call checks that its client still waits, so a cancelled call
+or one past its deadline stops there.
 """
 
 from __future__ import annotations
@@ -10,44 +13,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import jax
 from jax import tree_util
 
-from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
-from colocated_wire.decode import Program, deserialize_program
+from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.decode import Program
 from colocated_wire.encode import serialize_specs
-from colocated_wire.errors import DecodeError, EncodeError, LiftError
-from colocated_wire.functions import UnloadedFunction
-from colocated_wire.payload.header import check_header
+from colocated_wire.errors import EncodeError
 from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker_arrays import as_output, output_bytes, output_spec, place_inputs
 from colocated_wire.worker_errors import (
+    cancelled,
     failed_precondition,
     function_failed,
     invalid_argument,
 )
-from colocated_wire.worker_policy import WorkerPolicy, admit_function, function_name
+from colocated_wire.worker_policy import WorkerPolicy
+from colocated_wire.worker_programs import LoadedProgram, ProgramCache
+from colocated_wire.worker_requests import ExecuteCall
 
 
 def execute(
-    request: service_pb2.ExecuteRequest, policy: WorkerPolicy
+    call: ExecuteCall, policy: WorkerPolicy, programs: ProgramCache, context: grpc.ServicerContext
 ) -> service_pb2.ExecuteResponse:
-    """Runs the request's program on its inputs; raises Refused when it cannot."""
-    check_version(request.version, policy)
-    if not request.HasField("program"):
-        raise invalid_argument("program: the request carries no program")
-    # The header first: a payload newer than the agreed version is refused as such.
-    try:
-        header = request.program.header if request.program.HasField("header") else None
-        check_header(header, payload_pb2.PAYLOAD_KIND_PROGRAM, request.version)
-    except DecodeError as e:
-        raise invalid_argument(f"program payload refused: {e}") from e
-    admit_function(request.program.function, policy)
-    program = load_program(request.program.SerializeToString(), request.version, policy)
-    name = function_name(request.program.function)
-    arrays = place_inputs(program.in_leaves, [a.data for a in request.inputs], program.devices)
+    """Runs the call's program on its inputs; raises Refused when it cannot."""
+    check_version(call.version, policy)
+    loaded = find_program(call, programs)
+    loaded.inputs.check(call.inputs)
+    check_active(context, "placing its inputs")
+    program = loaded.program
+    arrays = place_inputs(program.in_leaves, call.inputs, program.devices)
     args, kwargs = call_arguments(program, arrays)
-    return describe_outputs(name, run(name, program.fun, args, kwargs), request.version)
+    check_active(context, "running its function")
+    result = run(loaded.name, program.fun, args, kwargs)
+    check_active(context, "reading its outputs")
+    return describe_outputs(loaded.name, result, call.version)
+
+
+def find_program(call: ExecuteCall, programs: ProgramCache) -> LoadedProgram:
+    """The program the call names by handle, or the one its payload holds."""
+    if call.handle and call.program is not None:
+        raise invalid_argument("program, handle: a call names its program one way, not both")
+    if call.handle:
+        return programs.get(call.handle, call.version)
+    if call.program is None:
+        raise invalid_argument("program: the request carries no program and no handle")
+    return programs.load(call.program, call.version)
+
+
+def check_active(context: grpc.ServicerContext, step: str) -> None:
+    """Stops the work of a call whose client cancelled it or whose deadline passed."""
+    if not context.is_active():
+        raise cancelled(f"the call was cancelled or passed its deadline before {step}")
 
 
 def check_version(version: int, policy: WorkerPolicy) -> None:
@@ -58,26 +76,6 @@ def check_version(version: int, policy: WorkerPolicy) -> None:
             f"request version 1.{version} is outside this worker's colocated.v1 range {r}"
             " (negotiate with GetVersion first)"
         )
-
-
-def load_program(data: bytes, version: int, policy: WorkerPolicy) -> Program:
-    """The lifted program, decoded no newer than the agreed version."""
-    try:
-        program = deserialize_program(
-            data,
-            allow_pickle=policy.allow_pickle,
-            allowed_modules=policy.allowed_modules,
-            max_minor_version=version,
-        )
-    except DecodeError as e:
-        raise invalid_argument(f"program payload refused: {e}") from e
-    except LiftError as e:
-        raise failed_precondition(f"the program cannot run on this worker: {e}") from e
-    except Exception as e:  # noqa: BLE001 - unpickling can raise anything
-        raise invalid_argument(f"the program cannot be loaded: {type(e).__name__}: {e}") from e
-    if isinstance(program.fun, UnloadedFunction):
-        raise failed_precondition(f"the function was not loaded: {program.fun.reason}")
-    return program
 
 
 def call_arguments(program: Program, arrays: list[jax.Array]) -> tuple[tuple, dict]:

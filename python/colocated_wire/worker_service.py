@@ -1,29 +1,46 @@
-"""The gRPC servicer of ColocatedWorkerService: GetVersion and Execute.
+"""The gRPC servicer of ColocatedWorkerService: GetVersion, LoadProgram and Execute.
 
 It keeps no per-client state: GetVersion applies the negotiation rule to the
-client's range, and every Execute names the version it uses, which must lie
-in this worker's range.
+client's range, and every call names the version it uses, which must lie in
+this worker's range. What it keeps is shared by every client: the programs
+it lifted (by the digest of their bytes) and the calls and bytes in flight.
+Execute and LoadProgram are read from their bytes (worker_requests.py), so
+a program's payload is hashed and decoded as the client sent it.
 """
 
 from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 
 import grpc
 
-from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
+from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
-from colocated_wire.worker_errors import Refused
-from colocated_wire.worker_execute import execute
+from colocated_wire.worker_errors import Refused, invalid_argument
+from colocated_wire.worker_execute import check_version, execute
+from colocated_wire.worker_limits import CallLimits
 from colocated_wire.worker_policy import WorkerPolicy
+from colocated_wire.worker_programs import ProgramCache
+from colocated_wire.worker_requests import ExecuteCall, read_request
+from colocated_wire.worker_sharded import serve as serve_sharded
+
+SERVICE = "colocated.v1.ColocatedWorkerService"
 
 
-class ColocatedWorker(service_pb2_grpc.ColocatedWorkerServiceServicer):
+class ColocatedWorker:
     """Runs colocated-Python programs on this process's JAX devices, as `policy` allows."""
 
-    def __init__(self, policy: WorkerPolicy):
+    def __init__(
+        self,
+        policy: WorkerPolicy,
+        limits: CallLimits | None = None,
+        programs: ProgramCache | None = None,
+    ):
         self.policy = policy
+        self.limits = CallLimits() if limits is None else limits
+        self.programs = ProgramCache(policy) if programs is None else programs
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
         client = VersionRange(request.client.min_version, request.client.max_version)
@@ -41,11 +58,59 @@ class ColocatedWorker(service_pb2_grpc.ColocatedWorkerServiceServicer):
             version=version,
         )
 
-    def Execute(self, request, context):  # noqa: N802 - the generated method name
+    def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802
+        def load(call: ExecuteCall) -> service_pb2.LoadProgramResponse:
+            check_version(call.version, self.policy)
+            if call.program is None:
+                raise invalid_argument("program: the request carries no program")
+            loaded = self.programs.load(call.program, call.version)
+            return service_pb2.LoadProgramResponse(
+                handle=service_pb2.ProgramHandle(digest=loaded.digest)
+            )
+
+        return self.answer(call, context, load)
+
+    def Execute(self, call: ExecuteCall | Refused, context):  # noqa: N802
+        return self.answer(call, context, lambda c: execute(c, self.policy, self.programs, context))
+
+    def answer(self, call: ExecuteCall | Refused, context, work: Callable[[ExecuteCall], object]):
+        """Runs `work` within the limits; a Refused (or a bug) becomes the call's status."""
         try:
-            return execute(request, self.policy)
+            if isinstance(call, Refused):
+                raise call
+            with self.limits.admit(call.size):
+                return work(call)
         except Refused as e:
+            if e.code == grpc.StatusCode.CANCELLED:
+                print(f"colocated_wire.worker: {e.message}; its work stopped", file=sys.stderr)
             context.abort(e.code, e.message)
         except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
             traceback.print_exc(file=sys.stderr)
             context.abort(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
+
+
+def handlers(service: ColocatedWorker) -> grpc.GenericRpcHandler:
+    """The service's methods for `server.add_generic_rpc_handlers`."""
+    methods = {
+        "GetVersion": grpc.unary_unary_rpc_method_handler(
+            service.GetVersion,
+            request_deserializer=service_pb2.GetVersionRequest.FromString,
+            response_serializer=service_pb2.GetVersionResponse.SerializeToString,
+        ),
+        "LoadProgram": grpc.unary_unary_rpc_method_handler(
+            service.LoadProgram,
+            request_deserializer=read_request,
+            response_serializer=service_pb2.LoadProgramResponse.SerializeToString,
+        ),
+        "Execute": grpc.unary_unary_rpc_method_handler(
+            service.Execute,
+            request_deserializer=read_request,
+            response_serializer=service_pb2.ExecuteResponse.SerializeToString,
+        ),
+        "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
+            lambda requests, context: serve_sharded(service, requests, context),
+            request_deserializer=service_pb2.ExecuteShardedRequest.FromString,
+            response_serializer=service_pb2.ExecuteShardedResponse.SerializeToString,
+        ),
+    }
+    return grpc.method_handlers_generic_handler(SERVICE, methods)

@@ -15,7 +15,7 @@ from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2, service_p
 from colocated_wire.negotiate import VersionRange
 from colocated_wire.worker import main as worker_main
 from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_service import ColocatedWorker
+from colocated_wire.worker_service import ColocatedWorker, handlers
 
 EXAMPLES = frozenset({"colocated_wire.examples"})
 SDS = jax.ShapeDtypeStruct
@@ -24,14 +24,27 @@ SDS = jax.ShapeDtypeStruct
 @contextlib.contextmanager
 def worker(**policy):
     """A stub for a worker with this policy, served in-process on a free port."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    service = ColocatedWorker(WorkerPolicy(**{"allowed_modules": EXAMPLES, **policy}))
-    service_pb2_grpc.add_ColocatedWorkerServiceServicer_to_server(service, server)
+    with served(ColocatedWorker(WorkerPolicy(**{"allowed_modules": EXAMPLES, **policy}))) as stub:
+        yield stub
+
+
+@contextlib.contextmanager
+def served(service: ColocatedWorker, threads: int = 4):
+    """A stub for this servicer, served in-process on a free port as the worker serves it."""
+    with channel_to(service, threads) as channel:
+        yield service_pb2_grpc.ColocatedWorkerServiceStub(channel)
+
+
+@contextlib.contextmanager
+def channel_to(service: ColocatedWorker, threads: int = 4):
+    """A channel to this servicer, served in-process on a free port."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads))
+    server.add_generic_rpc_handlers((handlers(service),))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield service_pb2_grpc.ColocatedWorkerServiceStub(channel)
+            yield channel
     finally:
         server.stop(grace=None)
 

@@ -1,0 +1,107 @@
+"""How much the worker takes on at once, and how it stops.
+
+At most `max_calls` calls and `max_bytes` request bytes are in flight; a call
+beyond either is refused at once with RESOURCE_EXHAUSTED, so nothing waits in
+a queue that grows without bound. A drain (on SIGTERM) refuses new calls with
+UNAVAILABLE and waits, up to a grace period, for the calls in flight.
+Only the colocated calls are counted (Execute, LoadProgram, ExecuteSharded):
+GetVersion and the standard services keep answering during a drain.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from colocated_wire.worker_errors import resource_exhausted, unavailable
+
+DEFAULT_MAX_CALLS = 16
+DEFAULT_MAX_BYTES = 1 << 30
+
+
+class CallLimits:
+    """Counts the calls and bytes in flight; admits a call only within both limits."""
+
+    def __init__(self, max_calls: int = DEFAULT_MAX_CALLS, max_bytes: int = DEFAULT_MAX_BYTES):
+        if max_calls < 1 or max_bytes < 1:
+            raise ValueError(f"limits must be positive: {max_calls} calls, {max_bytes} bytes")
+        self.max_calls = max_calls
+        self.max_bytes = max_bytes
+        self.calls = 0
+        self.bytes = 0
+        self.draining = False
+        self._changed = threading.Condition()
+        self._on_drain: list[Callable[[], None]] = []
+
+    @contextmanager
+    def admit(self, nbytes: int) -> Iterator[Slot]:
+        """Holds one call slot and `nbytes` for the block; raises Refused when over a limit."""
+        with self._changed:
+            if self.draining:
+                raise unavailable("the worker is shutting down and takes no new calls")
+            if self.calls >= self.max_calls:
+                raise resource_exhausted(
+                    f"the worker is running {self.calls} calls, its limit"
+                    " (--max-concurrent-calls); retry later"
+                )
+            self._take_bytes(nbytes)
+            self.calls += 1
+        slot = Slot(self, nbytes)
+        try:
+            yield slot
+        finally:
+            with self._changed:
+                self.calls -= 1
+                self.bytes -= slot.held
+                self._changed.notify_all()
+
+    def _take_bytes(self, nbytes: int) -> None:
+        """Adds `nbytes` to the bytes in flight, or raises; the caller holds the lock."""
+        if self.bytes + nbytes > self.max_bytes:
+            raise resource_exhausted(
+                f"{nbytes} more bytes would pass the worker's limit of {self.max_bytes} bytes"
+                f" in flight (--max-inflight-bytes; {self.bytes} in flight now)"
+            )
+        self.bytes += nbytes
+
+    def on_drain(self, callback: Callable[[], None]) -> None:
+        """Calls `callback()` once when a drain starts (health turns NOT_SERVING there)."""
+        self._on_drain.append(callback)
+
+    def drain(self, grace_seconds: float) -> bool:
+        """Refuses new calls and waits for those in flight; True if all ended within the grace."""
+        with self._changed:
+            started = not self.draining
+            self.draining = True
+        if started:
+            for callback in self._on_drain:
+                callback()
+        return self.wait_idle(grace_seconds)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Waits until no call is in flight; False if `timeout` seconds pass first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.calls == 0, timeout=timeout)
+
+
+class Slot:
+    """One admitted call's share of the limits; a stream reserves its bytes as they come."""
+
+    def __init__(self, limits: CallLimits, held: int):
+        self._limits = limits
+        self.held = held
+
+    def reserve(self, nbytes: int) -> None:
+        """Counts `nbytes` more against --max-inflight-bytes; raises Refused beyond it."""
+        with self._limits._changed:
+            self._limits._take_bytes(nbytes)
+            self.held += nbytes
+
+    def release(self, nbytes: int) -> None:
+        """Gives back `nbytes` of what this call holds."""
+        nbytes = min(nbytes, self.held)
+        with self._limits._changed:
+            self._limits.bytes -= nbytes
+            self.held -= nbytes
+            self._limits._changed.notify_all()

@@ -1,0 +1,111 @@
+"""Execute and LoadProgram requests read from their bytes, without building the program.
+
+The program's payload is kept as the bytes the client sent, so the worker
+hashes them for its handle and decodes them once, instead of parsing the
+request and serializing the program again to decode it. Input data are views
+of the request's bytes, not copies. Only the top-level fields are walked;
+the payload itself is judged by the decoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from colocated_wire.worker_errors import Refused, invalid_argument
+
+_VARINT, _FIXED64, _DELIMITED, _FIXED32 = 0, 1, 2, 5
+
+
+@dataclasses.dataclass
+class ExecuteCall:
+    """An ExecuteRequest (or LoadProgramRequest): version, program bytes or handle, inputs."""
+
+    size: int
+    version: int = 0
+    program: memoryview | None = None
+    handle: bytes | None = None
+    inputs: list[memoryview] = dataclasses.field(default_factory=list)
+
+
+def read_request(data: bytes) -> ExecuteCall | Refused:
+    """The call, or the Refused that answers it: gRPC deserializers must not raise."""
+    try:
+        return _read(memoryview(data))
+    except ValueError as e:
+        return invalid_argument(f"request: not a valid protobuf message ({e})")
+
+
+def _read(data: memoryview) -> ExecuteCall:
+    call = ExecuteCall(size=len(data))
+    for number, value in _fields(data):
+        if number == 1 and isinstance(value, int):
+            call.version = value
+        elif number == 2 and isinstance(value, memoryview):
+            if call.program is not None:
+                raise ValueError("program given twice")
+            call.program = value
+        elif number == 3 and isinstance(value, memoryview):
+            call.inputs.append(_only_bytes(value))
+        elif number == 4 and isinstance(value, memoryview):
+            call.handle = bytes(_only_bytes(value))
+        elif number in (1, 2, 3, 4):
+            raise ValueError(f"field {number} has the wrong wire type")
+    return call
+
+
+def header_minor_version(payload: bytes | memoryview) -> int:
+    """A payload's header.minor_version (field 1, then 2), read without parsing the payload."""
+    minor = 0
+    for number, value in _fields(memoryview(payload)):
+        if number == 1 and isinstance(value, memoryview):
+            minor = next((v for n, v in _fields(value) if n == 2 and isinstance(v, int)), 0)
+    return minor
+
+
+def _only_bytes(message: memoryview) -> memoryview:
+    """Field 1 (`data` of ArrayData, `digest` of ProgramHandle); empty when absent."""
+    found = message[:0]
+    for number, value in _fields(message):
+        if number == 1 and isinstance(value, memoryview):
+            found = value
+    return found
+
+
+def _fields(data: memoryview) -> Iterator[tuple[int, int | memoryview | None]]:
+    """(field number, value): a varint's int, a length-delimited slice, None for fixed widths."""
+    at, end = 0, len(data)
+    while at < end:
+        tag, at = _varint(data, at)
+        number, wire = tag >> 3, tag & 7
+        if number == 0:
+            raise ValueError("field number 0")
+        if wire == _VARINT:
+            value, at = _varint(data, at)
+            yield number, value
+        elif wire == _DELIMITED:
+            size, at = _varint(data, at)
+            if at + size > end:
+                raise ValueError(f"field {number} runs past the end")
+            yield number, data[at : at + size]
+            at += size
+        elif wire in (_FIXED64, _FIXED32):
+            at += 8 if wire == _FIXED64 else 4
+            if at > end:
+                raise ValueError(f"field {number} runs past the end")
+            yield number, None
+        else:
+            raise ValueError(f"field {number} has wire type {wire}")
+
+
+def _varint(data: memoryview, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise ValueError("a varint is cut short")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
