@@ -11,6 +11,7 @@ import weakref
 import jax
 import numpy as np
 import pytest
+from jax import numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from colocated_wire import deserialize_specs, serialize_specs
@@ -18,11 +19,13 @@ from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
 from colocated_wire.devices import cpu_device_map, devices_for_ids
 from colocated_wire.entries import mesh as mesh_entry
 from colocated_wire.entries import named_sharding
+from colocated_wire.entries.array_spec import add_leaves
 from colocated_wire.entries.device_list import lower_device_ids
-from colocated_wire.errors import LiftError
+from colocated_wire.errors import EncodeError, LiftError
 from colocated_wire.limits import DEFAULT_LIMITS
 from colocated_wire.table.check_table import check_table
 from colocated_wire.table.lift_table import lift_table
+from colocated_wire.table.lower_table import LowerContext, TableBuilder
 
 SPECS = [("x", "y"), (None, "y"), ("x", None), ("y", None), ()]
 
@@ -121,3 +124,44 @@ def test_no_cache_keeps_a_jax_object_alive(devices):
     jax.clear_caches()  # JAX's own caches of shardings hold their meshes
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def test_leaves_found_by_their_parts_get_the_indices_one_add_each_gives(devices):
+    mesh = _mesh(devices, 12)
+    single = jax.sharding.SingleDeviceSharding(devices[3])
+    kinds = [
+        dict(shape=(8, 8), dtype=np.float32),
+        dict(shape=(8, 8), dtype=jnp.bfloat16),
+        dict(shape=(8, 4), dtype=np.float32),
+        dict(shape=(8, 8), dtype=np.float32, weak_type=True),
+    ]
+    leaves = [
+        jax.ShapeDtypeStruct(**kind, sharding=sharding)
+        for i in range(3)
+        for kind in kinds
+        for sharding in (
+            NamedSharding(mesh, PartitionSpec(*SPECS[i])),
+            NamedSharding(mesh, PartitionSpec(*SPECS[i]), memory_kind="pinned_host"),
+            single,
+            None,
+        )
+    ]
+    fast, one_by_one = TableBuilder(), TableBuilder()
+    indices: list[int] = []
+    add_leaves(leaves, LowerContext(fast), indices)
+    assert indices == [one_by_one.add(leaf) for leaf in leaves]
+    assert fast.table.SerializeToString() == one_by_one.table.SerializeToString()
+    assert len(set(indices)) == 3 * 2 * len(kinds) + 2 * len(kinds)  # 3 specs, 2 memory kinds
+
+
+def test_a_leaf_that_does_not_lower_is_named_by_its_position(devices):
+    mesh = _mesh(devices, 13)
+    good = [
+        jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh, PartitionSpec()))
+        for _ in range(4)
+    ]
+    bad = jax.ShapeDtypeStruct((8, 8), np.dtype("U4"), sharding=good[0].sharding)
+    leaves = [*good, bad]
+    with pytest.raises(EncodeError) as e:
+        serialize_specs(jax.tree_util.tree_structure(leaves), leaves)
+    assert "specs.leaves[4].dtype" in str(e.value)

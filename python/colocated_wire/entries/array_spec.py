@@ -161,6 +161,32 @@ def key(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> tuple:
     return (of, spec.shape, spec.dtype, bool(spec.weak_type))
 
 
+def add_leaves(leaves: Sequence[Any], ctx: LowerContext, out: list[int]) -> None:
+    """Adds each leaf to the table, appending its index to `out` as it goes (so a failure is at
+    leaf len(out)). A leaf whose parts -- its NamedSharding's mesh and spec objects, memory
+    kind, shape, dtype and weak_type -- are those of a leaf before it is that leaf's entry,
+    found with one lookup: a program's leaves are many, mostly equal, each with a fresh
+    sharding. Any other leaf goes through the builder."""
+    builder = ctx.builder
+    by_parts, add, append = builder.leaves, builder.add, out.append
+    for leaf in leaves:
+        sharding = leaf.sharding
+        if type(sharding) is not NamedSharding or type(mesh := sharding.mesh) is not Mesh:
+            append(add(leaf))
+            continue
+        # The first leaf of these parts is kept by the builder, and with it its mesh and spec.
+        parts = (id(mesh), id(sharding.spec), sharding.memory_kind, leaf.shape, leaf.dtype)
+        parts += (leaf.weak_type,)
+        try:
+            index = by_parts.get(parts)
+        except TypeError:  # an unhashable part, which lowering refuses
+            append(add(leaf))
+            continue
+        if index is None:
+            index = by_parts[parts] = add(leaf)
+        append(index)
+
+
 def _add_sharding(sharding: Any, ctx: LowerContext) -> int | None:
     """A leaf's sharding added to the table (None: it has none); its index."""
     if sharding is not None and not isinstance(sharding, _SHARDING_TYPES):

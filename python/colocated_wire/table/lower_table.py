@@ -49,6 +49,8 @@ class TableBuilder:
         self._by_key: dict[tuple, int] = {}
         self._by_identity: dict[int, int] = {}
         self._keep_alive: list[Any] = []  # so that ids in _by_identity stay unique
+        # Leaves by their parts, for array_spec.add_leaves.
+        self.leaves: dict[tuple, int] = {}
 
     def add(self, obj: Any) -> int:
         """Adds a shared object (and what it refers to); returns its index."""
