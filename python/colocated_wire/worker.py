@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     while not stopping.wait(3600):
         pass
     if service.limits.drain(args.grace_period):
-        server.stop(grace=None).wait()
+        # Every call has returned; the grace lets their responses reach the clients.
+        server.stop(grace=args.grace_period).wait()
         return 0
     print(
         f"colocated_wire.worker: {service.limits.calls} calls still running after the"
