@@ -14,7 +14,6 @@ the call (CANCELLED) without running anything.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -24,11 +23,10 @@ import jax
 import numpy as np
 from jax import tree_util
 
-from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
+from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
 from colocated_wire.encode import serialize_specs
-from colocated_wire.errors import DecodeError, EncodeError
-from colocated_wire.payload.header import check_header
+from colocated_wire.errors import EncodeError
 from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker_arrays import (
     Index,
@@ -40,8 +38,7 @@ from colocated_wire.worker_arrays import (
     shard_devices,
 )
 from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
-from colocated_wire.worker_execute import call_arguments, check_version, load_program, run
-from colocated_wire.worker_policy import WorkerPolicy, admit_function, function_name
+from colocated_wire.worker_execute import call_arguments, check_active, check_version, run
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
@@ -54,13 +51,17 @@ Reserve = Callable[[int], None]
 
 
 def serve(service, requests, context) -> Iterator[service_pb2.ExecuteShardedResponse]:
-    """The servicer's ExecuteSharded: admitted against the worker's limits for the whole
-    stream, each shard's bytes counted as its buffer is made; refusals become the status."""
+    """The servicer's ExecuteSharded (worker_service.ColocatedWorker): admitted against the
+    worker's limits for the whole stream, each shard's bytes counted as its buffer is made;
+    a refusal becomes the call's status."""
     try:
-        limits = getattr(service, "limits", None)  # TODO(G): F's CallLimits, once committed
-        with limits.admit(0) if limits else contextlib.nullcontext() as slot:
-            reserve = slot.reserve if slot else lambda nbytes: None
-            yield from execute_sharded(requests, lambda start: resolve(service, start), reserve)
+        with service.limits.admit(0) as slot:
+            yield from execute_sharded(
+                requests,
+                lambda start: resolve(service, start),
+                slot.reserve,
+                lambda step: check_active(context, step),
+            )
     except Refused as e:
         context.abort(e.code, e.message)
     except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
@@ -69,15 +70,12 @@ def serve(service, requests, context) -> Iterator[service_pb2.ExecuteShardedResp
 
 
 def resolve(service, start: service_pb2.ExecuteStart) -> tuple[str, Program]:
-    """The program `start` names, by handle or by payload."""
+    """The program `start` names, by handle (NOT_FOUND if unknown) or by payload."""
     check_version(start.version, service.policy)
-    programs = getattr(service, "programs", None)  # TODO(G): F's ProgramCache, once committed
-    if programs is None:
-        return resolve_payload(start, service.policy)
     if start.HasField("handle"):
-        loaded = programs.get(start.handle.digest, start.version)
+        loaded = service.programs.get(start.handle.digest, start.version)
     elif start.HasField("program"):
-        loaded = programs.load(start.program.SerializeToString(deterministic=True), start.version)
+        loaded = service.programs.load(start.program.SerializeToString(), start.version)
     else:
         raise invalid_argument("start: carries neither a program nor a handle")
     return loaded.name, loaded.program
@@ -87,6 +85,7 @@ def execute_sharded(
     requests: Iterator[service_pb2.ExecuteShardedRequest],
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
+    check: Callable[[str], None] = lambda step: None,
 ) -> Iterator[service_pb2.ExecuteShardedResponse]:
     """The response stream of one call: output specs, output chunks, end. Raises Refused."""
     start = _first(requests)
@@ -104,7 +103,9 @@ def execute_sharded(
         raise invalid_argument(
             f"the input stream ended without `end` after {inputs.chunks} chunks{inputs.pending()}"
         )
+    check("placing the inputs")
     arrays = inputs.place()
+    check("running the function")
     result = run(name, program.fun, *call_arguments(program, arrays))
     yield from stream_outputs(name, result, start.version)
 
@@ -302,21 +303,6 @@ def chunks(
             chunk.index.stop.extend(stop for _, stop in index)
             chunk.index.SetInParent()
         yield service_pb2.ExecuteShardedResponse(chunk=chunk)
-
-
-def resolve_payload(start: service_pb2.ExecuteStart, policy: WorkerPolicy) -> tuple[str, Program]:
-    """The program `start` carries, checked and lifted as Execute does it."""
-    check_version(start.version, policy)
-    if not start.HasField("program"):
-        raise invalid_argument("start: carries no program")
-    try:
-        header = start.program.header if start.program.HasField("header") else None
-        check_header(header, payload_pb2.PAYLOAD_KIND_PROGRAM, start.version)
-    except DecodeError as e:
-        raise invalid_argument(f"program payload refused: {e}") from e
-    admit_function(start.program.function, policy)
-    program = load_program(start.program.SerializeToString(), start.version, policy)
-    return function_name(start.program.function), program
 
 
 def describe(index: Index) -> str:

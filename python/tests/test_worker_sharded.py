@@ -17,8 +17,8 @@ from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import MAX_MESSAGE_BYTES
 from colocated_wire.worker_arrays import index_of
 from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_service import ColocatedWorker
-from colocated_wire.worker_sharded import MAX_CHUNK_BYTES, serve
+from colocated_wire.worker_service import ColocatedWorker, handlers
+from colocated_wire.worker_sharded import MAX_CHUNK_BYTES
 
 SDS = jax.ShapeDtypeStruct
 Req = service_pb2.ExecuteShardedRequest
@@ -28,21 +28,11 @@ Req = service_pb2.ExecuteShardedRequest
 def worker():
     """A stub for a worker allowing colocated_wire.examples, served in-process."""
     service = ColocatedWorker(WorkerPolicy(allowed_modules=frozenset({"colocated_wire.examples"})))
-    handler = grpc.method_handlers_generic_handler(
-        "colocated.v1.ColocatedWorkerService",
-        {
-            "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
-                lambda requests, context: serve(service, requests, context),
-                request_deserializer=Req.FromString,
-                response_serializer=service_pb2.ExecuteShardedResponse.SerializeToString,
-            )
-        },
-    )
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=4),
-        handlers=[handler],
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],  # as the worker
     )
+    server.add_generic_rpc_handlers((handlers(service),))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
@@ -50,6 +40,7 @@ def worker():
             yield service_pb2_grpc.ColocatedWorkerServiceStub(channel)
     finally:
         server.stop(grace=None)
+    assert (service.limits.calls, service.limits.bytes) == (0, 0), "a call held on to its slot"
 
 
 @pytest.fixture(scope="module")
@@ -296,3 +287,20 @@ def test_a_chunk_over_the_limit_is_refused(mesh):
         )
     assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert e.details().startswith(f"inputs[0]: a chunk of {MAX_CHUNK_BYTES + 1} bytes, over")
+
+
+def test_a_loaded_program_runs_by_handle_and_an_unknown_handle_is_not_found(mesh):
+    specs = [spec(mesh, "x", "y"), spec(mesh, "x")]
+    by_payload = start(examples.summarize, *specs)
+    load = service_pb2.LoadProgramRequest(version=0, program=by_payload.start.program)
+    by_handle, unknown = Req(), Req()
+    with worker() as stub:
+        handle = stub.LoadProgram(load).handle
+        by_handle.start.version = unknown.start.version = 0
+        by_handle.start.handle.CopyFrom(handle)
+        unknown.start.handle.digest = bytes(32)
+        requests = [by_handle, *upload(specs, [X, Y]), Req(end=True)]
+        responses = list(stub.ExecuteSharded(iter(requests)))
+        e = refused(stub, [unknown, Req(end=True)])
+    assert responses[-1].WhichOneof("part") == "end"
+    assert e.code() == grpc.StatusCode.NOT_FOUND
