@@ -810,11 +810,8 @@ def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
 def _build(shape: TreeShape) -> tree_util.PyTreeDef:
     """The PyTreeDef of a checked tree's written nodes, each container built when its last
     child is; a REPEAT is the very PyTreeDef its source became (they are immutable)."""
-    registry = tree_util.default_registry
-    make = tree_util.PyTreeDef.from_node_data_and_children
     classes: dict[int, type] = {}
-    leaf = make(registry, None, [])
-    none = make(registry, (_NONE_TYPE, None), [])
+    leaf, none = _make(None, []), _make((_NONE_TYPE, None), [])
     nodes = shape.nodes
     built: list[Any] = [None] * len(nodes)
     # Open containers: [awaited children, node index, children so far].
@@ -833,7 +830,7 @@ def _build(shape: TreeShape) -> tree_util.PyTreeDef:
             stack.append([node.arity, i, []])
             continue
         else:
-            new = [make(registry, _node_data(shape, node, classes), [])]
+            new = [_make(_node_data(shape, node, classes), [])]
         built[i] = new[0]
         while stack:
             top = stack[-1]
@@ -843,13 +840,23 @@ def _build(shape: TreeShape) -> tree_util.PyTreeDef:
                 break
             stack.pop()
             j = top[1]
-            nd = _node_data(shape, nodes[j], classes)
-            try:
-                built[j] = make(registry, nd, top[2])
-            except (ValueError, TypeError) as e:
-                raise LiftError(f"cannot rebuild pytree node {nd[0]!r}: {e}") from e
+            built[j] = _make(_node_data(shape, nodes[j], classes), top[2])
             new = [built[j]]
     return built[0]
+
+
+def _make(nd: tuple[Any, Any] | None, children: list[Any]) -> tree_util.PyTreeDef:
+    """A PyTreeDef node; a class JAX cannot rebuild is a LiftError naming it."""
+    try:
+        return tree_util.PyTreeDef.from_node_data_and_children(
+            tree_util.default_registry, nd, children
+        )
+    except RuntimeError as e:  # JAX's word for a class that is not a pytree node here
+        name = type_name(nd[0]) if nd else "leaf"
+        raise LiftError(f"pytree node type {name} is not registered in this process") from e
+    except (ValueError, TypeError) as e:
+        name = type_name(nd[0]) if nd else "leaf"
+        raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
 
 
 def _node_data(shape: TreeShape, node: Node, classes: dict[int, type]) -> tuple[Any, Any]:
