@@ -15,7 +15,7 @@ from jax import tree_util
 
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries import treedef
-from colocated_wire.entries.array_spec import ARRAY_SPEC
+from colocated_wire.entries.array_spec import ARRAY_SPEC, add_leaves
 from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.table.check_table import CheckContext
 from colocated_wire.table.lift_table import LiftContext
@@ -40,10 +40,8 @@ def lower(
     target = ctx.builder.target_minor_version
     lowered = treedef.lower(tree, target, f"{path}.treedef")
     indices: list[int] = []
-    add, append = ctx.builder.add, indices.append
     try:
-        for leaf in leaves:
-            append(add(leaf))
+        add_leaves(leaves, ctx, indices)
     except EncodeError as e:
         raise e.under(f"{path}.leaves[{len(indices)}]") from e
     # A 1.1 tree leaves out the leaves of a repeated subtree.
