@@ -26,8 +26,10 @@ export interface ChannelOptions {
   /** Channel credentials made elsewhere (instead of `tls`); insecure by default. */
   credentials?: ChannelCredentials;
   /**
-   * "gzip" compresses every request and asks the worker to compress its responses, which it
-   * does unless started with `--compression none`. Payload and array bytes stay as they are.
+   * "gzip" asks the worker to compress its responses, which it does unless started with
+   * `--compression none`, and sets gzip on requests. grpc-js 1.14 compresses only the first
+   * request of a channel to a grpcio worker: it splits grpcio's `identity, deflate, gzip`
+   * without trimming the spaces. The payload format itself stays uncompressed.
    */
   compression?: Compression;
 }
