@@ -215,10 +215,22 @@ function rankOf(sharding: ShardingDesc | undefined): number {
   return 0;
 }
 
-function drawTree(g: Draw, leaves: number, depth = 0): TreeDesc {
+/**
+ * A tree whose containers now and then repeat one drawn before them, as a model's layers and
+ * its optimizer state repeat (colocated.v1.1 writes them once): the same description twice,
+ * which both languages build as two objects equal by value.
+ */
+function drawTree(g: Draw, leaves: number, depth = 0, drawn: TreeDesc[] = []): TreeDesc {
+  if (drawn.length > 0 && int(g, 0, 5) === 0) return pick(g, drawn);
+  const tree = drawNode(g, leaves, depth, drawn);
+  if (!("leaf" in tree) && !("none" in tree)) drawn.push(tree);
+  return tree;
+}
+
+function drawNode(g: Draw, leaves: number, depth: number, drawn: TreeDesc[]): TreeDesc {
   const form = depth >= 3 ? 0 : int(g, 0, 10);
   const children = (min: number, max: number) =>
-    Array.from({ length: int(g, min, max) }, () => drawTree(g, leaves, depth + 1));
+    Array.from({ length: int(g, min, max) }, () => drawTree(g, leaves, depth + 1, drawn));
   switch (form) {
     case 1:
       return { none: true };
@@ -229,23 +241,30 @@ function drawTree(g: Draw, leaves: number, depth = 0): TreeDesc {
     case 4: {
       const keys: string[] = [];
       for (let n = int(g, 0, 3); keys.length < n; ) keys.push(drawName(g, keys));
-      return { dict: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) };
+      return { dict: keys.map((k) => [k, drawTree(g, leaves, depth + 1, drawn)]) };
     }
     case 5: {
       const type = pick(g, ["Point", "Box"] as const);
       return {
-        namedtuple: { type, values: NAMEDTUPLES[type].map(() => drawTree(g, leaves, depth + 1)) },
+        namedtuple: {
+          type,
+          values: NAMEDTUPLES[type].map(() => drawTree(g, leaves, depth + 1, drawn)),
+        },
       };
     }
     case 6: {
       const tag = pick(g, ["a", "tag", "w1"]);
       return {
-        custom: { tag, a: drawTree(g, leaves, depth + 1), b: drawTree(g, leaves, depth + 1) },
+        custom: {
+          tag,
+          a: drawTree(g, leaves, depth + 1, drawn),
+          b: drawTree(g, leaves, depth + 1, drawn),
+        },
       };
     }
     case 8: {
       const keys = shuffled(g, [-2, -1, 0, 1, 2, 3]).slice(0, int(g, 0, 3));
-      return { intDict: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) };
+      return { intDict: keys.map((k) => [k, drawTree(g, leaves, depth + 1, drawn)]) };
     }
     case 9: {
       const keys: (string | number)[] = [];
@@ -254,14 +273,17 @@ function drawTree(g: Draw, leaves: number, depth = 0): TreeDesc {
         const k = int(g, 0, 1) ? drawName(g, names) : int(g, -2, 2);
         if (!keys.includes(k)) keys.push(k);
       }
-      return { ordered: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) };
+      return { ordered: keys.map((k) => [k, drawTree(g, leaves, depth + 1, drawn)]) };
     }
     case 10: {
       const keys: string[] = [];
       for (let n = int(g, 0, 2); keys.length < n; ) keys.push(drawName(g, keys));
       const factory = pick(g, ["builtins.list", null] as const);
       return {
-        defaultDict: { factory, entries: keys.map((k) => [k, drawTree(g, leaves, depth + 1)]) },
+        defaultDict: {
+          factory,
+          entries: keys.map((k) => [k, drawTree(g, leaves, depth + 1, drawn)]),
+        },
       };
     }
     default:
