@@ -37,8 +37,10 @@ class Structure:
     shape_ids: list[int]
 
 
-def structure(nodes: Sequence[LoweredNode]) -> Structure:
-    """The Structure of lowered preorder nodes, by one pass from the end (children first)."""
+def structure(nodes: Sequence[LoweredNode], str_keys: bool = False) -> Structure:
+    """The Structure of lowered preorder nodes, by one pass from the end (children first);
+    `str_keys`: every dict key is a str (no key needs its type to tell it apart)."""
+    typed = _same if str_keys else _typed
     n = len(nodes)
     ends = [0] * n
     shape_ids = [0] * n
@@ -50,13 +52,10 @@ def structure(nodes: Sequence[LoweredNode]) -> Structure:
     for i in range(n - 1, -1, -1):
         kind, arity, keys, node_type, data = nodes[i]
         if arity == 0:
-            sid = (
-                -1
-                if kind == LEAF
-                else -2
-                if kind == NONE
-                else _intern(interned, counts, (kind, _typed(keys), node_type, data))
-            )
+            if kind == LEAF or kind == NONE:
+                sid = -1 if kind == LEAF else -2
+            else:
+                sid = _intern(interned, counts, (kind, typed(keys), node_type, data))
             ends[i] = i + 1
             stack.append((sid, i + 1))
             shape_ids[i] = sid
@@ -65,7 +64,7 @@ def structure(nodes: Sequence[LoweredNode]) -> Structure:
         del stack[-arity:]
         children.reverse()
         ids = tuple(c[0] for c in children)
-        sid = _intern(interned, counts, (kind, _typed(keys), node_type, data, ids))
+        sid = _intern(interned, counts, (kind, typed(keys), node_type, data, ids))
         shape_ids[i] = sid
         ends[i] = children[-1][1]
         stack.append((sid, ends[i]))
@@ -100,6 +99,10 @@ def _intern(interned: dict[tuple, int], counts: list[int], key: tuple) -> int:
         counts.append(0)
     counts[sid] += 1
     return sid
+
+
+def _same(keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    return keys
 
 
 def _typed(keys: tuple[Any, ...]) -> tuple[Any, ...]:

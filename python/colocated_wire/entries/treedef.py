@@ -167,6 +167,7 @@ class Lowered:
         default_factory=dict
     )
     shape: tree_repeats.Structure | None = None
+    str_keys: bool = False  # every dict key a str (and custom node data plain)
 
 
 # Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
@@ -192,7 +193,7 @@ def lower(
     if found is not None:
         return found
     nodes, reusable = _walk(treedef, target, path)
-    lowered = Lowered(target, nodes)
+    lowered = Lowered(target, nodes, str_keys=reusable)
     if reusable and key is not None:
         if len(_LOWERED) >= _CACHED_LOWERED:
             _LOWERED.clear()
@@ -212,7 +213,7 @@ def write(lowered: Lowered, leaves: Sequence[int]) -> tuple[tree_pb2.TreeDef, Se
         result = (_message(lowered.nodes, lowered.target), refs)
     else:
         if lowered.shape is None:
-            lowered.shape = tree_repeats.structure(lowered.nodes)
+            lowered.shape = tree_repeats.structure(lowered.nodes, lowered.str_keys)
         nodes, written = tree_repeats.compact(lowered.nodes, lowered.shape, refs)
         result = (_message(nodes, lowered.target), written)
     if len(lowered.written) >= _CACHED_WRITES:
