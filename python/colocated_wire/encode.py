@@ -40,6 +40,8 @@ def serialize_specs(
     minor = header_minor_version(target_minor_version, _carried(origin))
     builder = seeded_table(origin, target)
     message = specs.lower(treedef, leaves, LowerContext(builder))
+    if origin is not None:  # carried: its tree as written (1.1 may shorten what 1.0 wrote)
+        message = origin.message.specs
     payload = payload_pb2.SpecsPayload(
         header=header(payload_pb2.PAYLOAD_KIND_SPECS, minor), table=builder.table, specs=message
     )
@@ -80,6 +82,10 @@ def serialize_program(
     msg.input_specs.CopyFrom(specs.lower(in_treedef, in_leaves, ctx, "input_specs"))
     if out_treedef is not None:
         msg.output_specs.CopyFrom(specs.lower(out_treedef, out_leaves, ctx, "output_specs"))
+    if origin is not None:  # carried: its trees as written (1.1 may shorten what 1.0 wrote)
+        msg.input_specs.CopyFrom(origin.message.input_specs)
+        if out_treedef is not None:
+            msg.output_specs.CopyFrom(origin.message.output_specs)
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
     return carry(origin, msg, builder).SerializeToString(deterministic=True)

@@ -200,6 +200,50 @@ def trees_1_1(devices):
     )
 
 
+def shared_subtrees_1_1(devices):
+    """colocated.v1.1: layers of one structure and shardings (a fresh NamedSharding per leaf,
+    equal by value), written once and repeated; runs of leaves."""
+    mesh = _mesh_2x4(devices)
+
+    def sxy():
+        return NamedSharding(mesh, P("x", "y"))
+
+    def sx():
+        return NamedSharding(mesh, P("x"))
+
+    def layer():
+        return {
+            "attn": {"k": _f32((8, 4), sxy()), "q": _f32((8, 4), sxy())},
+            "mlp": [_f32((8,), sx()), _f32((8,), sx()), None],
+            "norm": (_f32((8,)),),
+        }
+
+    return _specs(
+        {
+            "emb": _f32((8, 4), sxy()),
+            "layers": [layer(), layer(), layer()],
+            "mu": [layer(), layer(), {"attn": _f32((2,))}],
+            "step": (_f32(()), _f32(()), _f32(())),
+        }
+    )
+
+
+def key_pool_1_1(devices):
+    """colocated.v1.1: the str key pool front-coded (shared prefixes, an empty key, a prefix
+    that splits a UTF-8 character) and fresh dict keys, int keys after the str ones."""
+    return _specs(
+        {
+            "": _f32((1,)),
+            "decoder_block_0": _f32((1,)),
+            "decoder_block_1": _f32((2,)),
+            "decoder_norm": {"x": _f32((3,))},
+            "ints": {1: _f32((4,)), 2: _f32((5,))},
+            "é_unicode": _f32((6,)),
+            "ünicode": [_f32((7,)), _f32((7,))],
+        }
+    )
+
+
 def ordered_dicts_1_0(devices):
     """An OrderedDict and a defaultdict without a factory at a 1.0 target: the custom nodes
     (aux data as JSON) that 1.0 wrote for them."""
@@ -303,6 +347,8 @@ SPECS_CASES = {
         weak_types,
         trees,
         trees_1_1,
+        shared_subtrees_1_1,
+        key_pool_1_1,
         ordered_dicts_1_0,
         single_device,
         gspmd,
@@ -310,6 +356,12 @@ SPECS_CASES = {
 }
 PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
 # The minor version each case is written for (test/vector-cases.ts): 1.0 but for these.
-TARGET_MINOR_VERSIONS = {"dtypes_1_1": 1, "key_arrays_1_1": 1, "trees_1_1": 1}
+TARGET_MINOR_VERSIONS = {
+    "dtypes_1_1": 1,
+    "key_arrays_1_1": 1,
+    "trees_1_1": 1,
+    "shared_subtrees_1_1": 1,
+    "key_pool_1_1": 1,
+}
 # Written by a newer minor version; built only in TypeScript, read by both.
 FOREIGN_CASES = ("newer_minor_version",)
