@@ -27,11 +27,15 @@ export async function runPython(script: string, ...args: string[]): Promise<void
 }
 
 /** Starts `python -m colocated_wire.worker` on 8 CPU devices and waits for its port. */
-export function startWorker(flags: string[], timeoutMs = 60_000): Promise<RunningWorker> {
+export function startWorker(
+  flags: string[],
+  timeoutMs = 60_000,
+  env: Record<string, string> = {},
+): Promise<RunningWorker> {
   const args = ["-m", "colocated_wire.worker", "--port", "0", "--devices", "8", ...flags];
   const child = spawn(PYTHON, args, {
     cwd: ROOT,
-    env: { ...process.env, XLA_FLAGS: "" },
+    env: { ...process.env, XLA_FLAGS: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -1,11 +1,10 @@
 import { status } from "@grpc/grpc-js";
-import { ProgramPayload, SpecsPayload } from "../../gen/ts/colocated/v1/payload";
+import { type ProgramPayload, SpecsPayload } from "../../gen/ts/colocated/v1/payload";
 import {
   ColocatedWorkerServiceClient,
   type ExecuteResponse,
 } from "../../gen/ts/colocated/v1/service";
 import { decodeSpecs } from "../decode";
-import { lowerProgramPayload } from "../encode";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
 import { checkOutputData } from "./array-bytes";
@@ -17,6 +16,7 @@ import {
   negotiateVersion,
   type VersionRange,
 } from "./negotiate";
+import { ProgramHandles } from "./program-handles";
 import { callUnary, checkDeadline } from "./unary";
 
 /** Every call's deadline unless one is given. */
@@ -33,7 +33,10 @@ export interface ConnectOptions extends Partial<VersionRange>, ChannelOptions {
 
 /** Options of one Execute call. */
 export interface ExecuteOptions {
+  /** The deadline of each call it makes (LoadProgram when needed, then Execute). */
   deadlineMs?: number;
+  /** Aborting it cancels the call; the worker stops its work at the next step. */
+  signal?: AbortSignal;
 }
 
 /** What a program returned. */
@@ -48,6 +51,8 @@ export interface ExecuteResult {
 
 /** A connection to a colocated-Python worker, at the version both sides agreed on. */
 export class WorkerClient {
+  private readonly handles: ProgramHandles;
+
   private constructor(
     private readonly stub: ColocatedWorkerServiceClient,
     /** host:port of the worker. */
@@ -57,7 +62,9 @@ export class WorkerClient {
     /** The worker's supported range, as it reported it. */
     readonly serverRange: VersionRange,
     private readonly deadlineMs: number,
-  ) {}
+  ) {
+    this.handles = new ProgramHandles(version, (program) => this.load(program));
+  }
 
   /** Connects and negotiates a version; throws VersionMismatchError when there is none. */
   static async connect(target: string, options: ConnectOptions = {}): Promise<WorkerClient> {
@@ -104,33 +111,65 @@ export class WorkerClient {
 
   /**
    * Runs a program (a model, or ProgramPayload bytes sent as they are) on raw little-endian
-   * input data, one array per input leaf. Throws WorkerError when the call fails and
-   * DecodeError when the worker's answer is not valid at the negotiated version.
+   * input data, one array per input leaf. The program is loaded on the worker once and then
+   * called by handle; when the worker no longer holds it (evicted, or restarted), it is loaded
+   * again and the call made once more. Throws WorkerError when the call fails and DecodeError
+   * when the worker's answer is not valid at the negotiated version.
    */
   async execute(
     program: Program | Uint8Array,
     inputs: readonly Uint8Array[],
     options: ExecuteOptions = {},
   ): Promise<ExecuteResult> {
-    const request = {
-      version: this.version,
-      program:
-        program instanceof Uint8Array
-          ? parseProgram(program)
-          : lowerProgramPayload(program, { targetMinorVersion: this.version }),
-      inputs: inputs.map((data) => ({ data })),
+    const sent = this.handles.sent(program);
+    const call = async (handle: Promise<Uint8Array>) => {
+      const request = {
+        version: this.version,
+        handle: { digest: await handle },
+        inputs: inputs.map((data) => ({ data })),
+      };
+      return callUnary(this.stub.execute.bind(this.stub), request, {
+        target: this.target,
+        method: "Execute",
+        deadlineMs: options.deadlineMs ?? this.deadlineMs,
+        signal: options.signal,
+      });
     };
-    const response = await callUnary(this.stub.execute.bind(this.stub), request, {
-      target: this.target,
-      method: "Execute",
-      deadlineMs: options.deadlineMs ?? this.deadlineMs,
-    });
-    return this.readResponse(response);
+    const handle = this.handles.handle(sent);
+    try {
+      return this.readResponse(await call(handle));
+    } catch (error) {
+      if (!(error instanceof WorkerError && error.code === status.NOT_FOUND)) throw error;
+      this.handles.forget(sent, handle);
+      return this.readResponse(await call(this.handles.handle(sent)));
+    }
+  }
+
+  /** Loads a program on the worker (once per program) and returns its handle, a SHA-256 digest. */
+  loadProgram(program: Program | Uint8Array): Promise<Uint8Array> {
+    return this.handles.handle(this.handles.sent(program));
+  }
+
+  /** How many times this client sent a program with LoadProgram (first uses, and reloads). */
+  get programLoads(): number {
+    return this.handles.loads;
   }
 
   /** Closes the channel; calls in flight fail with CANCELLED. */
   close(): void {
     this.stub.close();
+  }
+
+  private async load(program: ProgramPayload): Promise<Uint8Array> {
+    const response = await callUnary(
+      this.stub.loadProgram.bind(this.stub),
+      { version: this.version, program },
+      { target: this.target, method: "LoadProgram", deadlineMs: this.deadlineMs },
+    );
+    if (!response.handle?.digest.length) {
+      throw new WorkerError(status.INTERNAL, "the worker answered LoadProgram with no handle");
+    }
+    return response.handle.digest;
   }
 
   private readResponse(response: ExecuteResponse): ExecuteResult {
@@ -144,15 +183,5 @@ export class WorkerClient {
       response.outputs.map((a) => a.data),
     );
     return { outputs, data, outputSpecsPayload };
-  }
-}
-
-/** The message of program bytes; the worker, not the client, judges what is in it. */
-function parseProgram(bytes: Uint8Array): ProgramPayload {
-  try {
-    return ProgramPayload.decode(bytes);
-  } catch (error) {
-    const detail = `not a valid protobuf message (${(error as Error).message})`;
-    throw new DecodeError("payload", "malformed", detail);
   }
 }

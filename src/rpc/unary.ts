@@ -7,16 +7,17 @@ type UnaryMethod<Req, Res> = (
   metadata: Metadata,
   options: Partial<CallOptions>,
   callback: (error: ServiceError | null, response: Res) => void,
-) => unknown;
+) => { cancel(): void };
 
-/** Where a call goes, for error messages, and how long it may take. */
+/** Where a call goes, for error messages, how long it may take, and what cancels it. */
 export interface CallTarget {
   target: string;
   method: string;
   deadlineMs: number;
+  signal?: AbortSignal;
 }
 
-/** Makes one unary call that settles by its deadline; any failure is a WorkerError. */
+/** Makes one unary call that settles by its deadline or its abort; any failure is a WorkerError. */
 export function callUnary<Req, Res>(
   method: UnaryMethod<Req, Res>,
   request: Req,
@@ -25,10 +26,15 @@ export function callUnary<Req, Res>(
   checkDeadline(call.deadlineMs);
   const options = { deadline: Date.now() + call.deadlineMs };
   return new Promise((resolve, reject) => {
-    method(request, new Metadata(), options, (error, response) => {
+    const signal = call.signal;
+    const cancel = () => pending.cancel();
+    const pending = method(request, new Metadata(), options, (error, response) => {
+      signal?.removeEventListener("abort", cancel);
       if (error) reject(workerError(error, call));
       else resolve(response);
     });
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
   });
 }
 
@@ -43,11 +49,13 @@ function workerError(error: ServiceError, call: CallTarget): WorkerError {
   const details = error.details || error.message;
   const where = `${call.method} on ${call.target}`;
   const hint =
-    error.code === status.UNAVAILABLE
+    error.code === status.UNAVAILABLE && !details.includes("shutting down")
       ? " (the worker is unreachable, or died during the call)"
       : error.code === status.DEADLINE_EXCEEDED
         ? ` (no answer within ${call.deadlineMs} ms)`
-        : "";
+        : error.code === status.CANCELLED && call.signal?.aborted
+          ? " (the caller aborted it)"
+          : "";
   return new WorkerError(
     error.code,
     details,
