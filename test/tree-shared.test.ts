@@ -47,7 +47,12 @@ type Desc =
   /** A fresh copy, equal by value, of an earlier container subtree. */
   | { copy: number };
 
-const KEYS = ["", "a", "b", "layer_0000", "layer_0001", "layer_0010", "é", "ü", "𝔵"];
+// Keys that front-code in every way: a shared prefix that splits a UTF-8 character (é, ü), a
+// surrogate pair, NULs inside keys, a leading BOM (which a UTF-8 decoder must keep).
+const KEYS = [
+  ...["", "a", "b", "layer_0000", "layer_0001", "layer_0010", "é", "ü", "𝔵", "𝔵𝔶"],
+  ...["a\u0000", "a\u0000b", "\uFEFFa", "\uFEFF"],
+];
 
 const desc: fc.Arbitrary<Desc> = fc.letrec<{ tree: Desc }>((tie) => {
   const children = fc.array(tie("tree"), { maxLength: 4 });
@@ -324,7 +329,7 @@ describe("REPEAT expands within the limits", () => {
     const error = errorOf(specsWith({ kinds, arities }, 2), { maxTreeNodes: 5_000_000 });
     expect(error.code).toBe("limit-exceeded");
     expect(error.path).toBe("specs.treedef.kinds[714292]");
-  });
+  }, 60_000);
 
   test("within the limits, a chain of doublings lifts to shared nodes", () => {
     const back = decodeSpecs(specsWith(doublings(10), 2));

@@ -13,25 +13,48 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The pool as key_text and key_sizes: per key, its shared prefix length, then its suffix length. */
 export function frontCode(keys: readonly string[]): { keyText: Uint8Array; keySizes: number[] } {
-  const encoded = keys.map((key) => utf8.encode(key));
-  const keySizes: number[] = [];
-  let total = 0;
-  let previous = new Uint8Array(0);
-  for (const bytes of encoded) {
-    const limit = Math.min(previous.length, bytes.length);
+  // One UTF-8 encoding for all keys (an encode per key costs more than the rest together),
+  // each key followed by a NUL so that no surrogate pair forms across two keys.
+  const all = utf8.encode(`${keys.join("\0")}\0`);
+  const keySizes: number[] = new Array(2 * keys.length);
+  const keyText = new Uint8Array(all.length);
+  let written = 0;
+  let previous = 0;
+  let previousLength = 0;
+  let start = 0;
+  for (let i = 0; i < keys.length; i++) {
+    // Found by its length, not by the NUL: a key may hold NULs of its own.
+    const end = start + utf8Length(keys[i]);
+    const length = end - start;
+    const limit = Math.min(previousLength, length);
     let prefix = 0;
-    while (prefix < limit && previous[prefix] === bytes[prefix]) prefix++;
-    keySizes.push(prefix, bytes.length - prefix);
-    total += bytes.length - prefix;
-    previous = bytes;
+    while (prefix < limit && all[previous + prefix] === all[start + prefix]) prefix++;
+    keySizes[2 * i] = prefix;
+    keySizes[2 * i + 1] = length - prefix;
+    for (let j = start + prefix; j < end; j++) keyText[written++] = all[j];
+    previous = start;
+    previousLength = length;
+    start = end + 1;
   }
-  const keyText = new Uint8Array(total);
-  let at = 0;
-  for (let i = 0; i < encoded.length; i++) {
-    keyText.set(encoded[i].subarray(keySizes[2 * i]), at);
-    at += keySizes[2 * i + 1];
+  return { keyText: keyText.slice(0, written), keySizes };
+}
+
+/** The length of a string in UTF-8, as TextEncoder writes it (a lone surrogate is 3 bytes). */
+function utf8Length(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) length += 1;
+    else if (c < 0x800) length += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next < 0xe000) {
+        length += 4;
+        i++;
+      } else length += 3;
+    } else length += 3;
   }
-  return { keyText, keySizes };
+  return length;
 }
 
 /**
@@ -55,6 +78,7 @@ export function readKeyPool(message: TreeDef, path: string, maxBytes: number): r
   let length = 0;
   let read = 0;
   let total = 0;
+  let previousAscii = true;
   for (let i = 0; i < sizes.length; i += 2) {
     const prefix = sizes[i];
     const suffix = sizes[i + 1];
@@ -76,16 +100,39 @@ export function readKeyPool(message: TreeDef, path: string, maxBytes: number): r
       grown.set(key.subarray(0, prefix));
       key = grown;
     }
-    key.set(text.subarray(read, read + suffix), prefix);
+    // Copied byte by byte: a subarray per key costs more than the copy.
+    let tail: string | undefined = "";
+    for (let j = 0; j < suffix; j++) {
+      const byte = text[read + j];
+      key[prefix + j] = byte;
+      if (byte >= 0x80) tail = undefined;
+      else if (tail !== undefined) tail += String.fromCharCode(byte);
+    }
     read += suffix;
     length = prefix + suffix;
-    keys.push(decodeKey(key.subarray(0, length), `${path}.key_text`, i / 2));
+    // Keys such as "layer_0012" are ASCII: slicing the key before saves a UTF-8 decode.
+    if (previousAscii && tail !== undefined) {
+      keys.push(keys.length > 0 ? keys[keys.length - 1].slice(0, prefix) + tail : tail);
+    } else {
+      keys.push(decodeKey(key.subarray(0, length), `${path}.key_text`, i / 2));
+      previousAscii = ascii(key, 0, length) !== undefined;
+    }
   }
   if (read !== text.length) {
     const detail = `${text.length - read} bytes of key_text are left over`;
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
   }
   return keys;
+}
+
+/** The bytes from `start` to `end` as a string when they are all ASCII, else undefined. */
+function ascii(bytes: Uint8Array, start: number, end: number): string | undefined {
+  let out = "";
+  for (let i = start; i < end; i++) {
+    if (bytes[i] >= 0x80) return undefined;
+    out += String.fromCharCode(bytes[i]);
+  }
+  return out;
 }
 
 function decodeKey(bytes: Uint8Array, path: string, index: number): string {

@@ -106,7 +106,7 @@ function ownContent(node: Extract<TreeNode, { children: unknown }>): string {
 function keysContent(keys: readonly DictKey[]): string {
   let out = "";
   for (const key of keys) {
-    if (typeof key === "string") out += JSON.stringify(key);
+    if (typeof key === "string") out += `${key.length}:${key}`;
     else if (typeof key === "bigint") out += `i${key}`;
     else if (key === null) out += "N";
     else out += key ? "T" : "F";

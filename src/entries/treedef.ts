@@ -9,6 +9,7 @@ import { DecodeError, EncodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { type ContainerNode, LEAF, NONE, PyTreeDef, type TreeNode } from "../model/tree";
 import {
+  compareDictKeys,
   type DictKey,
   dictKeyIdentity,
   dictKeyText,
@@ -680,7 +681,8 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: bool
 
 /** Why `a` may not come before `b` in a sorted dict, or undefined. */
 function keysOrderProblem(a: DictKey, b: DictKey): string | undefined {
-  return sortedKeysProblem([a, b])?.detail;
+  const order = compareDictKeys(a, b);
+  return order !== undefined && order < 0 ? undefined : sortedKeysProblem([a, b])?.detail;
 }
 
 /** Adds a key to the keys seen; false when an equal key (in Python's sense) was there. */
