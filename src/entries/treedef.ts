@@ -32,6 +32,10 @@ const NODE_KINDS = enumNames<
 
 /** The minor version that introduced the pool of keys that are not str (TreeDef.keys). */
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
+/** The minor version of each node kind, read once: it is asked for every node written. */
+const KIND_SINCE = Object.fromEntries(
+  NODE_KINDS.names.map((name) => [name, valueSince(NodeKindSchema, NODE_KINDS.values[name])]),
+) as Record<TreeNode["kind"], number>;
 /** The minor versions of the front-coded str keys and of fresh dict keys. */
 const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
 const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
@@ -105,14 +109,17 @@ export function lowerWithLeaves(
     keySizes: [],
     freshDictKeys: false,
   };
-  const writeNode = nodeWriter(out, target);
+  const writeNode = nodeWriter(out, target, path);
   const leaves: number[] = [];
   if (target < 1) {
     const stack: TreeNode[] = [treedef.root];
     while (stack.length > 0) {
       const node = stack.pop() as TreeNode;
-      const at = `${path}.kinds[${out.kinds.length}]`;
-      writeNode(asVersion0Node(node, at), at);
+      const i = out.kinds.length;
+      writeNode(
+        asVersion0Node(node, () => `${path}.kinds[${i}]`),
+        i,
+      );
       if (node.kind === "leaf") leaves.push(leaves.length);
       if (!("children" in node)) continue;
       for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
@@ -121,7 +128,7 @@ export function lowerWithLeaves(
     writeShortened(
       treedef.root,
       leafRefs,
-      (node) => writeNode(node, `${path}.kinds[${out.kinds.length}]`),
+      (node) => writeNode(node, out.kinds.length),
       out,
       leaves,
     );
@@ -205,25 +212,32 @@ function writeShortened(
  * pool refs: a key that is not a str is -1 - its index in `keys` until `strings` is whole),
  * node type and node data.
  */
-function nodeWriter(out: TreeDef, target: number): (node: TreeNode, at: string) => void {
+function nodeWriter(
+  out: TreeDef,
+  target: number,
+  path: string,
+): (node: TreeNode, i: number) => void {
   const stringIndex = new Map<string, number>();
   const keyIndex = new Map<string, number>();
   const typeIndex = new Map<string, number>();
-  const poolRef = (key: DictKey, at: string): number => {
+  const poolRef = (key: DictKey, i: number): number => {
     if (typeof key === "string") return intern(stringIndex, key, () => out.strings.push(key));
+    const at = `${path}.kinds[${i}]`;
     refuseNewer(at, `dict key ${dictKeyText(key)}`, KEYS_SINCE, target);
     const message = keyMessage(key, at);
     return -1 - intern(keyIndex, `${typeof key}${key}`, () => out.keys.push(message));
   };
-  return (node, at) => {
+  return (node, i) => {
     const kind = NODE_KINDS.values[node.kind];
-    refuseNewer(at, node.kind, valueSince(NodeKindSchema, kind), target);
+    // The path is worded only on failure: a string per node costs more than the node.
+    if (KIND_SINCE[node.kind] > target)
+      refuseNewer(`${path}.kinds[${i}]`, node.kind, KIND_SINCE[node.kind], target);
     out.kinds.push(kind);
     if (!("children" in node)) return;
     out.arities.push(node.children.length);
     if (node.kind === "dict" || node.kind === "ordered_dict" || node.kind === "default_dict") {
       refuseDictKeys(node.keys, node.children.length, node.kind !== "ordered_dict");
-      for (const key of node.keys) out.dictKeys.push(poolRef(key, at));
+      for (const key of node.keys) out.dictKeys.push(poolRef(key, i));
       if (node.kind === "default_dict") {
         const name = node.defaultFactory ?? "";
         const typeKey = JSON.stringify([name, []]);
@@ -262,7 +276,7 @@ function keyMessage(key: Exclude<DictKey, string>, at: string): DictKeyMessage {
  * None, were custom nodes whose data is compact JSON of their aux data (as Python's JSON
  * writes it), which a 1.0 reader still reads. Other nodes are themselves.
  */
-function asVersion0Node(node: TreeNode, at: string): TreeNode {
+function asVersion0Node(node: TreeNode, at: () => string): TreeNode {
   if (node.kind === "ordered_dict") {
     const data = `j${keysJson(node.keys)}`;
     const nodeData = new TextEncoder().encode(data);
@@ -283,7 +297,7 @@ function asVersion0Node(node: TreeNode, at: string): TreeNode {
     };
   }
   if (node.kind === "default_dict") {
-    refuseNewer(at, `default_dict with default_factory ${node.defaultFactory}`, 1, 0);
+    refuseNewer(at(), `default_dict with default_factory ${node.defaultFactory}`, 1, 0);
   }
   return node;
 }
