@@ -298,7 +298,7 @@ def _decode_and_check(decoder: str, data: bytes) -> str:
         return f"failure: {type(e).__name__}: {e}"
     try:
         once = encode(model)
-        twice = encode(decode(once, None))
+        twice = encode(decode(once, ALLOWED_MODULES))
     except Exception as e:  # noqa: BLE001
         return f"failure: a decoded model does not round-trip: {type(e).__name__}: {e}"
     return "decoded" if once == twice else "failure: re-encoding is not stable"
