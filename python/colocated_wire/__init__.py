@@ -19,6 +19,7 @@ from colocated_wire.encode import serialize_program, serialize_specs
 from colocated_wire.errors import (
     DecodeError,
     EncodeError,
+    FunctionNotAllowedError,
     FunctionNotAvailableError,
     LiftError,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "DecodeError",
     "DecodeLimits",
     "EncodeError",
+    "FunctionNotAllowedError",
     "FunctionNotAvailableError",
     "LiftError",
     "Program",
