@@ -169,11 +169,14 @@ class Lowered:
     )
     shape: tree_repeats.Structure | None = None
     str_keys: bool = False  # every dict key a str (and custom node data plain)
+    # For a tree with keys or node data of other types: the tree it was lowered from and its
+    # text, which tells apart trees JAX finds equal ({1: x}, {True: x}) but the wire does not.
+    source: tree_util.PyTreeDef | None = None
+    text: str | None = None
 
 
 # Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
-# target. Only trees whose equal PyTreeDefs all lower alike are kept: JAX finds {1: x} and
-# {True: x} equal, the wire does not. Bounded like _CHECKED.
+# target. Bounded like _CHECKED.
 _LOWERED: dict[tuple[tree_util.PyTreeDef, int], Lowered] = {}
 _CACHED_LOWERED = 64
 _CACHED_WRITES = 8
@@ -185,17 +188,23 @@ def lower(
     path: str = "treedef",
 ) -> Lowered:
     """A PyTreeDef's nodes for a reader of minor version `target`; what that reader cannot
-    read is an EncodeError at the node (`path`.kinds[i])."""
+    read is an EncodeError at the node (`path`.kinds[i]). A tree lowered before is found by
+    value; one whose keys or node data are not all str (1 == True in Python) only when it is
+    the same object or prints the same."""
     key = (treedef, target)
     try:
         found = _LOWERED.get(key)
     except TypeError:  # custom node data that cannot be hashed
         found = key = None
-    if found is not None:
+    if found is not None and (
+        found.text is None or found.source is treedef or found.text == str(treedef)
+    ):
         return found
     nodes, reusable = _walk(treedef, target, path)
     lowered = Lowered(target, nodes, str_keys=reusable)
-    if reusable and key is not None:
+    if not reusable:
+        lowered.source, lowered.text = treedef, str(treedef)
+    if key is not None:
         if len(_LOWERED) >= _CACHED_LOWERED:
             _LOWERED.clear()
         _LOWERED[key] = lowered
