@@ -93,9 +93,9 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
   keys: DictKey[];
 
   /**
-   * The str key pool front-coded (1.1), in place of `strings`: the UTF-8
-   * bytes of every key, each written as the part that follows its shared
-   * prefix with the key before it.
+   * The str key pool front-coded (1.1), in place of `strings` (a TreeDef has
+   * one or the other): the UTF-8 bytes of every key, each written as the part
+   * that follows its shared prefix with the key before it.
    *
    * @generated from field: bytes key_text = 9;
    */
@@ -271,8 +271,9 @@ export enum NodeKind {
   /**
    * A copy of an earlier complete subtree, structure and leaves together: its
    * `arities` entry is the index in `kinds` of that subtree's root, which
-   * must end before this node. It takes no leaves, dict keys, type refs or
-   * node data of its own: it repeats the ones the copied subtree took.
+   * must end before this node and is not a LEAVES node. It takes no leaves,
+   * dict keys, type refs or node data of its own: it repeats the ones the
+   * copied subtree took (Specs.leaves lists only the leaves written).
    *
    * @generated from enum value: NODE_KIND_REPEAT = 11;
    */

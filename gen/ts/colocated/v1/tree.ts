@@ -37,8 +37,9 @@ export enum NodeKind {
   /**
    * NODE_KIND_REPEAT - A copy of an earlier complete subtree, structure and leaves together: its
    * `arities` entry is the index in `kinds` of that subtree's root, which
-   * must end before this node. It takes no leaves, dict keys, type refs or
-   * node data of its own: it repeats the ones the copied subtree took.
+   * must end before this node and is not a LEAVES node. It takes no leaves,
+   * dict keys, type refs or node data of its own: it repeats the ones the
+   * copied subtree took (Specs.leaves lists only the leaves written).
    */
   NODE_KIND_REPEAT = 11,
   UNRECOGNIZED = -1,
@@ -168,9 +169,9 @@ export interface TreeDef {
    */
   keys: DictKey[];
   /**
-   * The str key pool front-coded (1.1), in place of `strings`: the UTF-8
-   * bytes of every key, each written as the part that follows its shared
-   * prefix with the key before it.
+   * The str key pool front-coded (1.1), in place of `strings` (a TreeDef has
+   * one or the other): the UTF-8 bytes of every key, each written as the part
+   * that follows its shared prefix with the key before it.
    */
   keyText: Uint8Array;
   /**
