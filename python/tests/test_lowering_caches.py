@@ -165,3 +165,14 @@ def test_a_leaf_that_does_not_lower_is_named_by_its_position(devices):
     with pytest.raises(EncodeError) as e:
         serialize_specs(jax.tree_util.tree_structure(leaves), leaves)
     assert "specs.leaves[4].dtype" in str(e.value)
+
+
+def test_a_leaf_that_is_not_a_shape_dtype_struct_is_named_and_a_subclass_is_one():
+    class Struct(jax.ShapeDtypeStruct):
+        __slots__ = ()
+
+    leaves = [jax.ShapeDtypeStruct((2,), np.float32), Struct((2,), np.float32)]
+    treedef = jax.tree_util.tree_structure(leaves)
+    assert serialize_specs(treedef, leaves) == serialize_specs(treedef, [leaves[0]] * 2)
+    with pytest.raises(EncodeError, match="leaf 1 is a int, not a ShapeDtypeStruct"):
+        serialize_specs(treedef, [leaves[0], 3])

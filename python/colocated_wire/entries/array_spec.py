@@ -175,8 +175,8 @@ def add_leaves(leaves: Sequence[Any], ctx: LowerContext, out: list[int]) -> None
             append(add(leaf))
             continue
         # The first leaf of these parts is kept by the builder, and with it its mesh and spec.
-        parts = (id(mesh), id(sharding.spec), sharding.memory_kind, leaf.shape, leaf.dtype)
-        parts += (leaf.weak_type,)
+        spec, kind = sharding.spec, sharding.memory_kind
+        parts = (id(mesh), id(spec), kind, leaf.shape, leaf.dtype, leaf.weak_type)
         try:
             index = by_parts.get(parts)
         except TypeError:  # an unhashable part, which lowering refuses
