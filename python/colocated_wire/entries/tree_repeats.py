@@ -43,62 +43,71 @@ def structure(nodes: Sequence[LoweredNode], str_keys: bool = False) -> Structure
     typed = _same if str_keys else _typed
     n = len(nodes)
     ends = [0] * n
-    shape_ids = [0] * n
+    shape_ids = [-1] * n
     runs = [0] * n
+    leaf_at = [0] * (n + 1)
     interned: dict[tuple, int] = {}
     counts: list[int] = []
-    # Per finished subtree on the stack: (its shape id, its end).
-    stack: list[tuple[int, int]] = []
+    # Per finished subtree on the stack: its shape id and its end.
+    ids_stack: list[int] = []
+    ends_stack: list[int] = []
+    leaves_after = 0  # leaves at or after node i
     for i in range(n - 1, -1, -1):
         kind, arity, keys, node_type, data = nodes[i]
-        if arity == 0:
-            if kind == LEAF or kind == NONE:
-                sid = -1 if kind == LEAF else -2
-            else:
-                sid = _intern(interned, counts, (kind, typed(keys), node_type, data))
+        if kind == LEAF:
+            leaves_after += 1
+            ids_stack.append(-1)
+            ends_stack.append(i + 1)
             ends[i] = i + 1
-            stack.append((sid, i + 1))
-            shape_ids[i] = sid
+            leaf_at[i] = -leaves_after
             continue
-        children = stack[-arity:]
-        del stack[-arity:]
-        children.reverse()
-        ids = tuple(c[0] for c in children)
-        sid = _intern(interned, counts, (kind, typed(keys), node_type, data, ids))
+        leaf_at[i] = -leaves_after
+        if arity == 0:
+            if kind == NONE:
+                sid = -2
+            else:
+                own = (kind, typed(keys) if keys else keys, node_type, data)
+                sid = interned.setdefault(own, len(interned))
+            ends[i] = i + 1
+        else:
+            ids = tuple(reversed(ids_stack[-arity:]))
+            child_ends = ends_stack[-arity:]
+            child_ends.reverse()
+            del ids_stack[-arity:], ends_stack[-arity:]
+            own = (kind, typed(keys) if keys else keys, node_type, data, ids)
+            sid = interned.setdefault(own, len(interned))
+            ends[i] = child_ends[-1]
+            if -1 in ids:
+                _leaf_runs(ids, child_ends, i, runs)
+        if sid >= 0:
+            if sid == len(counts):
+                counts.append(0)
+            counts[sid] += 1
         shape_ids[i] = sid
-        ends[i] = children[-1][1]
-        stack.append((sid, ends[i]))
-        # Runs of leaf siblings: children are in order, a leaf child at index i + offset.
-        j = 0
-        while j < arity:
-            if ids[j] != -1:
-                j += 1
-                continue
-            k = j
-            while k < arity and ids[k] == -1:
-                k += 1
-            if k - j >= 2:
-                start = i + 1 if j == 0 else children[j - 1][1]
-                runs[start] = k - j
-            j = k
-    leaf_at = [0] * (n + 1)
-    count = 0
+        ids_stack.append(sid)
+        ends_stack.append(ends[i])
+    # leaf_at held minus the leaves at or after each node; the leaves before it are the rest.
     for i in range(n):
-        leaf_at[i] = count
-        if nodes[i][0] == LEAF:
-            count += 1
-    leaf_at[n] = count
+        leaf_at[i] += leaves_after
+    leaf_at[n] = leaves_after
     twinned = [sid >= 0 and counts[sid] > 1 and nodes[i][1] > 0 for i, sid in enumerate(shape_ids)]
     return Structure(ends, leaf_at, twinned, runs, shape_ids)
 
 
-def _intern(interned: dict[tuple, int], counts: list[int], key: tuple) -> int:
-    sid = interned.get(key)
-    if sid is None:
-        sid = interned[key] = len(counts)
-        counts.append(0)
-    counts[sid] += 1
-    return sid
+def _leaf_runs(ids: tuple[int, ...], child_ends: list[int], i: int, runs: list[int]) -> None:
+    """Marks the runs of >= 2 leaf children of container i at their first leaf."""
+    arity = len(ids)
+    j = 0
+    while j < arity:
+        if ids[j] != -1:
+            j += 1
+            continue
+        k = j
+        while k < arity and ids[k] == -1:
+            k += 1
+        if k - j >= 2:
+            runs[i + 1 if j == 0 else child_ends[j - 1]] = k - j
+        j = k
 
 
 def _same(keys: tuple[Any, ...]) -> tuple[Any, ...]:

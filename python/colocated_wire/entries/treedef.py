@@ -237,6 +237,9 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
     lowers alike (str keys only, custom node data of str and None only)."""
     nodes: list[LoweredNode] = []
     reusable = True
+    # A model repeats its classes and node data (every layer's): each is lowered once.
+    classes: dict[type, tuple[int, Any]] = {}
+    datas: dict[tuple[type, str], tuple[bytes, bool]] = {}
     stack = [treedef]
     while stack:
         t = stack.pop()
@@ -248,7 +251,6 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
         if cls is _NONE_TYPE:
             nodes.append(_NONE_LOWERED)
             continue
-        at = f"{path}.kinds[{len(nodes)}]"
         children = t.children()
         arity = len(children)
         if cls is tuple:
@@ -256,26 +258,43 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
         elif cls is list:
             node = (tree_pb2.NODE_KIND_LIST, arity, (), None, None)
         elif cls is dict:
-            node = (tree_pb2.NODE_KIND_DICT, arity, _keys(aux, target, at), None, None)
+            keys = tuple(aux)
+            if not all(type(k) is str for k in keys):
+                reusable = False
+                _check_keys(keys, target, f"{path}.kinds[{len(nodes)}]")
+            node = (tree_pb2.NODE_KIND_DICT, arity, keys, None, None)
         elif cls is collections.OrderedDict and target >= 1:
-            node = (tree_pb2.NODE_KIND_ORDERED_DICT, arity, _keys(aux, target, at), None, None)
+            keys = _keys(aux, target, f"{path}.kinds[{len(nodes)}]")
+            reusable = reusable and all(type(k) is str for k in keys)
+            node = (tree_pb2.NODE_KIND_ORDERED_DICT, arity, keys, None, None)
         elif cls is collections.defaultdict and (target >= 1 or aux[0] is not None):
+            at = f"{path}.kinds[{len(nodes)}]"
             factory, node_keys = aux
             what = f"a defaultdict with default_factory {factory!r}"
             refuse_newer(at, what, _KIND_SINCE[tree_pb2.NODE_KIND_DEFAULT_DICT], target)
             keys = _keys(node_keys, target, at)
+            reusable = reusable and all(type(k) is str for k in keys)
             node_type = (_factory_name(factory, at), ())
             node = (tree_pb2.NODE_KIND_DEFAULT_DICT, arity, keys, node_type, None)
-        elif _is_namedtuple(cls) and aux is None:
-            node_type = (type_name(cls), tuple(cls._fields))
-            node = (tree_pb2.NODE_KIND_NAMEDTUPLE, arity, (), node_type, None)
         else:
-            # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
-            node = (tree_pb2.NODE_KIND_CUSTOM, arity, (), (type_name(cls), ()), None)
-            node = node[:4] + (encode_node_data(aux),)
-            reusable = reusable and _plain_aux(aux)
-        if node[2] and reusable:
-            reusable = all(type(k) is str for k in node[2])
+            known = classes.get(cls)
+            if known is None:
+                if _is_namedtuple(cls) and aux is None:
+                    known = (tree_pb2.NODE_KIND_NAMEDTUPLE, (type_name(cls), tuple(cls._fields)))
+                else:
+                    # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
+                    known = (tree_pb2.NODE_KIND_CUSTOM, (type_name(cls), ()))
+                classes[cls] = known
+            kind, node_type = known
+            data = None
+            if kind == tree_pb2.NODE_KIND_CUSTOM:
+                memo = (type(aux), repr(aux))
+                found = datas.get(memo)
+                if found is None:
+                    found = datas[memo] = (encode_node_data(aux), _plain_aux(aux))
+                data = found[0]
+                reusable = reusable and found[1]
+            node = (kind, arity, (), node_type, data)
         nodes.append(node)
         stack.extend(reversed(children))
     return nodes, reusable
@@ -291,11 +310,15 @@ def _plain_aux(aux: Any) -> bool:
 def _keys(node_keys: Any, target: int, at: str) -> tuple[Any, ...]:
     """A dict node's keys, each one this target can write."""
     keys = tuple(node_keys)
+    _check_keys(keys, target, at)
+    return keys
+
+
+def _check_keys(keys: tuple[Any, ...], target: int, at: str) -> None:
     for k in keys:
         if type(k) is not str:
             refuse_newer(at, f"dict key {k!r}", _KEYS_SINCE, target)
             _key_message(k, at)
-    return keys
 
 
 def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
@@ -530,8 +553,9 @@ def _check_columns(
             )
         since = _KIND_SINCE[kind]
         if since:
-            name = tree_pb2.NodeKind.Name(kind).removeprefix("NODE_KIND_").lower()
-            require_version(f"{path}.kinds[{i}]", name, since, minor)
+            if since > minor:
+                name = tree_pb2.NodeKind.Name(kind).removeprefix("NODE_KIND_").lower()
+                require_version(f"{path}.kinds[{i}]", name, since, minor)
         if has_repeat:
             leaf_starts[i] = leaves
         children = 1  # of the parent's awaited children, how many this node is
