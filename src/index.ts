@@ -61,4 +61,13 @@ export {
 } from "./model/tree-values";
 export { UnknownEntry } from "./model/unknown-entry";
 export type { DecodeOptions } from "./payload/header";
+export {
+  type DeviceShard,
+  type DistinctShard,
+  devicesIndicesMap,
+  distinctShards,
+  type ShardIndex,
+  ShardIndexError,
+  shardShape,
+} from "./shard-indices";
 export { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";

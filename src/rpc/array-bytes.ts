@@ -43,10 +43,16 @@ const ITEMSIZE: Record<Exclude<DTypeName, "string" | "key">, number> = {
   float8_e5m3fnu: 1,
 };
 
+/** The bytes of one element on the wire, or undefined for strings and PRNG keys. */
+export function elementByteLength(spec: ShapeDtypeStruct): number | undefined {
+  if (spec.dtype === "string" || spec.dtype === "key") return undefined;
+  return ITEMSIZE[spec.dtype];
+}
+
 /** The byte length of an array's raw little-endian data, or undefined for strings. */
 export function arrayByteLength(spec: ShapeDtypeStruct): number | undefined {
-  if (spec.dtype === "string" || spec.dtype === "key") return undefined;
-  return spec.shape.reduce((n, d) => n * d, ITEMSIZE[spec.dtype]);
+  const item = elementByteLength(spec);
+  return item === undefined ? undefined : spec.shape.reduce((n, d) => n * d, item);
 }
 
 /** Like float32[8,4]. */

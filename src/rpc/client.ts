@@ -17,6 +17,12 @@ import {
   type VersionRange,
 } from "./negotiate";
 import { ProgramHandles } from "./program-handles";
+import {
+  callSharded,
+  checkShardedCall,
+  type ShardedOptions,
+  type ShardedResult,
+} from "./sharded-call";
 import { callUnary, checkDeadline } from "./unary";
 
 /** Every call's deadline unless one is given. */
@@ -153,6 +159,34 @@ export class WorkerClient {
   /** How many times this client sent a program with LoadProgram (first uses, and reloads). */
   get programLoads(): number {
     return this.handles.loads;
+  }
+
+  /**
+   * Runs a program on inputs of any size with ExecuteSharded: each input leaf's global array
+   * (raw little-endian, row-major; any typed array) goes shard by shard in bounded chunks,
+   * and each output comes back into one buffer (src/rpc/sharded-call.ts). The program is
+   * named by handle, and loaded again once if the worker no longer holds it, as in execute.
+   */
+  async executeSharded(
+    program: Program,
+    inputs: readonly ArrayBufferView[],
+    options: ShardedOptions = {},
+  ): Promise<ShardedResult> {
+    checkShardedCall(program.inputs.leaves, inputs, options); // before the program is loaded
+    const sent = this.handles.sent(program);
+    const target = { stub: this.stub, target: this.target, deadlineMs: this.deadlineMs };
+    const call = async (handle: Promise<Uint8Array>) => {
+      const start = { version: this.version, handle: { digest: await handle } };
+      return callSharded(target, start, program.inputs.leaves, inputs, options);
+    };
+    const handle = this.handles.handle(sent);
+    try {
+      return await call(handle);
+    } catch (error) {
+      if (!(error instanceof WorkerError && error.code === status.NOT_FOUND)) throw error;
+      this.handles.forget(sent, handle);
+      return call(this.handles.handle(sent));
+    }
   }
 
   /** Closes the channel; calls in flight fail with CANCELLED. */

@@ -11,3 +11,10 @@ export {
 } from "./client";
 export { VersionMismatchError, WorkerError } from "./errors";
 export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./negotiate";
+export {
+  DEFAULT_CHUNK_BYTES,
+  MAX_CHUNK_BYTES,
+  type ShardedOptions,
+  type ShardedProgress,
+  type ShardedResult,
+} from "./sharded-call";

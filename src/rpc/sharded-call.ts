@@ -1,0 +1,237 @@
+import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import type {
+  ColocatedWorkerServiceClient,
+  ExecuteShardedRequest,
+  ExecuteShardedResponse,
+  ExecuteStart,
+} from "../../gen/ts/colocated/v1/service";
+import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import { describeArray, elementByteLength } from "./array-bytes";
+import { WorkerError } from "./errors";
+import { ShardLayout } from "./shard-layout";
+import { ShardedOutputs, shardsOf } from "./sharded-outputs";
+import { checkDeadline } from "./unary";
+
+/** The bytes of one chunk unless asked otherwise; the worker takes at most MAX_CHUNK_BYTES. */
+export const DEFAULT_CHUNK_BYTES = 1 << 20;
+export const MAX_CHUNK_BYTES = 4 << 20;
+
+/** Bytes moved so far in one sharded call. */
+export interface ShardedProgress {
+  sentBytes: number;
+  receivedBytes: number;
+}
+
+/** Options of one ExecuteSharded call. */
+export interface ShardedOptions {
+  deadlineMs?: number;
+  /** The most data bytes in one chunk (1 MiB by default, at most 4 MiB). */
+  chunkBytes?: number;
+  /** Called after each chunk sent or received. */
+  onProgress?: (progress: ShardedProgress) => void;
+  /** Cancels the call (it fails with CANCELLED, and the worker stops its work). */
+  signal?: AbortSignal;
+}
+
+/** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
+export interface ShardedTarget {
+  stub: ColocatedWorkerServiceClient;
+  target: string;
+  deadlineMs: number;
+}
+
+/** What the program returned: output specs, and one global row-major buffer per output. */
+export interface ShardedResult {
+  outputs: ShardedOutputs["outputs"] & {};
+  data: Uint8Array[];
+  outputSpecsPayload: Uint8Array;
+}
+
+/**
+ * Runs a program on the worker with ExecuteSharded: `start`, then each input's distinct
+ * shards (a replicated shard once) in chunks read from the caller's global arrays (one run
+ * of the global array is sent as a view, never copied whole), then `end`; the outputs come
+ * back the same way into one buffer each. Throws WorkerError when the call fails,
+ * DecodeError when the worker's stream is not valid.
+ */
+export function callSharded(
+  call: ShardedTarget,
+  start: ExecuteStart,
+  inputSpecs: readonly ShapeDtypeStruct[],
+  inputs: readonly ArrayBufferView[],
+  options: ShardedOptions = {},
+): Promise<ShardedResult> {
+  const deadlineMs = options.deadlineMs ?? call.deadlineMs;
+  checkDeadline(deadlineMs);
+  const { chunkBytes, globals } = checkShardedCall(inputSpecs, inputs, options);
+  const outputs = new ShardedOutputs(start.version);
+  const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
+  const stream = call.stub.executeSharded(new Metadata(), { deadline: Date.now() + deadlineMs });
+
+  return new Promise<ShardedResult>((resolve, reject) => {
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      stream.cancel();
+      reject(error);
+    };
+    options.signal?.throwIfAborted();
+    options.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
+    stream.on("data", (response: ExecuteShardedResponse) => {
+      try {
+        receive(outputs, response);
+        progress.receivedBytes = outputs.receivedBytes;
+        options.onProgress?.(progress);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    stream.on("error", (error: ServiceError) => {
+      fail(workerError(error, call.target, deadlineMs));
+    });
+    stream.on("end", () => {
+      try {
+        const data = outputs.result();
+        settled = true;
+        resolve({
+          outputs: outputs.outputs as ShardedResult["outputs"],
+          data,
+          outputSpecsPayload: outputs.outputSpecsPayload as Uint8Array,
+        });
+      } catch (error) {
+        fail(error);
+      }
+    });
+    const send = async () => {
+      await write(stream, { part: { $case: "start", value: start } });
+      for (const message of inputChunks(inputSpecs, globals, chunkBytes)) {
+        if (settled) return;
+        await write(stream, message);
+        if (message.part?.$case === "chunk") progress.sentBytes += message.part.value.data.length;
+        options.onProgress?.(progress);
+      }
+      await write(stream, { part: { $case: "end", value: true } });
+      stream.end();
+    };
+    send().catch(fail);
+  });
+}
+
+/**
+ * Checks a call before anything is sent (RangeError): the chunk size, and each input's byte
+ * length against its spec. Returns the chunk size and each input as a Uint8Array view.
+ */
+export function checkShardedCall(
+  specs: readonly ShapeDtypeStruct[],
+  inputs: readonly ArrayBufferView[],
+  options: ShardedOptions,
+): { chunkBytes: number; globals: Uint8Array[] } {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  if (!(Number.isInteger(chunkBytes) && chunkBytes > 0 && chunkBytes <= MAX_CHUNK_BYTES)) {
+    throw new RangeError(`chunkBytes is an integer in [1, ${MAX_CHUNK_BYTES}], not ${chunkBytes}`);
+  }
+  return { chunkBytes, globals: inputViews(specs, inputs) };
+}
+
+/** Each input's bytes as a Uint8Array view (not a copy), once its length is checked. */
+function inputViews(
+  specs: readonly ShapeDtypeStruct[],
+  inputs: readonly ArrayBufferView[],
+): Uint8Array[] {
+  if (inputs.length !== specs.length) {
+    throw new RangeError(
+      `inputs: ${inputs.length} arrays for a program of ${specs.length} input leaves`,
+    );
+  }
+  return inputs.map((input, i) => {
+    const item = elementByteLength(specs[i]);
+    if (item === undefined) {
+      throw new RangeError(
+        `inputs[${i}]: dtype ${specs[i].dtypeString} has no fixed-size wire form`,
+      );
+    }
+    const want = specs[i].shape.reduce((n, d) => n * d, item);
+    if (input.byteLength !== want) {
+      const spec = describeArray(specs[i]);
+      throw new RangeError(
+        `inputs[${i}]: ${input.byteLength} bytes, but a ${spec} input needs ${want}`,
+      );
+    }
+    return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  });
+}
+
+/** The chunk messages of every input's distinct shards, made one at a time as they are sent. */
+function* inputChunks(
+  specs: readonly ShapeDtypeStruct[],
+  globals: readonly Uint8Array[],
+  chunkBytes: number,
+): Generator<ExecuteShardedRequest> {
+  for (let leaf = 0; leaf < specs.length; leaf++) {
+    const spec = specs[leaf];
+    const item = elementByteLength(spec) as number;
+    for (const index of shardsOf(spec)) {
+      const layout = new ShardLayout(spec.shape, index, item);
+      const total = layout.byteLength;
+      let offset = 0;
+      do {
+        const length = Math.min(chunkBytes, total - offset);
+        yield {
+          part: {
+            $case: "chunk",
+            value: {
+              leaf,
+              index:
+                offset === 0
+                  ? { start: index.start.map(BigInt), stop: index.stop.map(BigInt) }
+                  : undefined,
+              offset: BigInt(offset),
+              data: layout.gather(globals[leaf], offset, length),
+              last: offset + length === total,
+            },
+          },
+        };
+        offset += length;
+      } while (offset < total);
+    }
+  }
+}
+
+function receive(outputs: ShardedOutputs, response: ExecuteShardedResponse): void {
+  const part = response.part;
+  if (part?.$case === "outputSpecs") outputs.specs(part.value);
+  else if (part?.$case === "chunk") outputs.chunk(part.value);
+  else if (part?.$case === "end") outputs.end();
+}
+
+/** Writes one message, waiting while the channel's buffer is full. */
+function write(
+  stream: ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>,
+  message: ExecuteShardedRequest,
+): Promise<void> | undefined {
+  if (stream.write(message)) return undefined;
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      stream.off("error", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+    stream.on("error", done);
+  });
+}
+
+function workerError(error: ServiceError, target: string, deadlineMs: number): WorkerError {
+  const details = error.details || error.message;
+  const hint =
+    error.code === status.UNAVAILABLE
+      ? " (the worker is unreachable, or died during the call)"
+      : error.code === status.DEADLINE_EXCEEDED
+        ? ` (no answer within ${deadlineMs} ms)`
+        : "";
+  const message = `ExecuteSharded on ${target} failed: ${status[error.code]}: ${details}${hint}`;
+  return new WorkerError(error.code, details, message);
+}

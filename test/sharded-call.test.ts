@@ -1,0 +1,381 @@
+import { credentials, Metadata, status } from "@grpc/grpc-js";
+import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import {
+  ColocatedWorkerServiceClient,
+  type ExecuteShardedRequest,
+} from "../gen/ts/colocated/v1/service";
+import {
+  DecodeError,
+  DeviceList,
+  encodeSpecs,
+  FunctionRef,
+  lowerProgramPayload,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  type Program,
+  ShapeDtypeStruct,
+  treeFlatten,
+} from "../src";
+import { callInputs, type ShardedProgress, WorkerClient, WorkerError } from "../src/rpc";
+import { ShardLayout } from "../src/rpc/shard-layout";
+import { ShardedOutputs } from "../src/rpc/sharded-outputs";
+import { distinctShards, type ShardIndex } from "../src/shard-indices";
+import { range } from "./fixtures";
+import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
+
+// The worker tests run the real Python worker (JAX on 8 CPU devices) and call it over gRPC.
+jest.setTimeout(120_000);
+
+const EXAMPLES = "colocated_wire.examples";
+const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+const sharded = (...entries: (string | null)[]) =>
+  new NamedSharding(mesh, new PartitionSpec(...entries));
+const f32 = (shape: number[], ...entries: (string | null)[]) =>
+  new ShapeDtypeStruct(shape, "float32", sharded(...entries));
+
+function example(qualname: string, args: ShapeDtypeStruct[]): Program {
+  return {
+    function: new FunctionRef(EXAMPLES, qualname),
+    inputs: callInputs(args),
+    devices: mesh.devices,
+  };
+}
+
+function floats(bytes: Uint8Array): Float32Array {
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+}
+
+/** The shard's elements, row-major, picked one by one from the global array: the model. */
+function naiveShard(
+  global: Uint8Array,
+  shape: number[],
+  index: ShardIndex,
+  item: number,
+): Uint8Array {
+  const out: number[] = [];
+  const size = shape.map((_, d) => index.stop[d] - index.start[d]);
+  const count = size.reduce((n, d) => n * d, 1);
+  for (let k = 0; k < count; k++) {
+    let rest = k;
+    let at = 0;
+    let stride = 1;
+    const coords = new Array<number>(shape.length);
+    for (let d = shape.length - 1; d >= 0; d--) {
+      coords[d] = index.start[d] + (rest % size[d]);
+      rest = Math.floor(rest / size[d]);
+    }
+    for (let d = shape.length - 1; d >= 0; d--) {
+      at += coords[d] * stride;
+      stride *= shape[d];
+    }
+    for (let b = 0; b < item; b++) out.push(global[at * item + b]);
+  }
+  return Uint8Array.from(out);
+}
+
+describe("ShardLayout", () => {
+  const cases: [number[], (string | null)[], number][] = [
+    [[8, 4], ["x", "y"], 4],
+    [[8, 4], ["y", "x"], 2],
+    [[6, 8], [null, "y"], 1],
+    [[2, 3, 8], ["x", null, "y"], 8],
+    [[16, 2], [null], 4],
+    [[], [], 4],
+    [[4, 0], ["y"], 4],
+  ];
+  test.each(cases)(
+    "shape %j spec %j itemsize %d: gather and scatter at any chunk size",
+    (shape, spec, item) => {
+      const sharding = sharded(...spec);
+      const total = shape.reduce((n, d) => n * d, item);
+      const global = Uint8Array.from(range(total), (i) => (i * 7 + 3) & 0xff);
+      for (const { index } of distinctShards(sharding, shape)) {
+        const layout = new ShardLayout(shape, index, item);
+        const want = naiveShard(global, shape, index, item);
+        expect(layout.byteLength).toBe(want.length);
+        for (const chunk of [1, 3, 5, 64, 1 << 20]) {
+          const into = new Uint8Array(total);
+          const got: number[] = [];
+          for (let at = 0; at < layout.byteLength; at += chunk) {
+            const piece = layout.gather(global, at, Math.min(chunk, layout.byteLength - at));
+            got.push(...piece);
+            layout.scatter(into, at, piece);
+          }
+          expect(Uint8Array.from(got)).toEqual(want);
+          expect(naiveShard(into, shape, index, item)).toEqual(want);
+        }
+      }
+    },
+  );
+
+  test("a chunk inside one run is a view of the caller's array, not a copy", () => {
+    const global = new Uint8Array(8 * 4 * 4);
+    const layout = new ShardLayout([8, 4], { start: [4, 0], stop: [8, 4] }, 4);
+    expect(layout.gather(global, 16, 32).buffer).toBe(global.buffer);
+  });
+});
+
+describe("ShardedOutputs checks the worker's stream", () => {
+  const spec = f32([8, 4], "x", "y");
+  const message = () => {
+    const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(spec);
+    return encodeSpecs(treedef, leaves);
+  };
+  const chunk = (offset: number, bytes: number, index?: ShardIndex, last = false, leaf = 0) => ({
+    leaf,
+    index: index && { start: index.start.map(BigInt), stop: index.stop.map(BigInt) },
+    offset: BigInt(offset),
+    data: new Uint8Array(bytes),
+    last,
+  });
+  const first = { start: [0, 0], stop: [4, 1] };
+  const feed = (o: ShardedOutputs, ...chunks: ReturnType<typeof chunk>[]) => {
+    for (const c of chunks) o.chunk(c);
+  };
+  function outputs() {
+    const out = new ShardedOutputs(1);
+    out.specs(SpecsPayload.decode(message()));
+    return out;
+  }
+  const faults: [string, (o: ShardedOutputs) => void, string][] = [
+    [
+      "gap",
+      (o) => feed(o, chunk(0, 8, first), chunk(12, 4)),
+      "outputs[0]: shard [0:4,0:1] at offset 12: the chunk leaves a gap (8 so far)",
+    ],
+    [
+      "overlap",
+      (o) => feed(o, chunk(0, 8, first), chunk(4, 4)),
+      "outputs[0]: shard [0:4,0:1] at offset 4: the chunk overlaps bytes already received (8 so far)",
+    ],
+    [
+      "overrun",
+      (o) => o.chunk(chunk(0, 20, first)),
+      "outputs[0]: shard [0:4,0:1] at offset 0: runs past the shard's end (16 bytes)",
+    ],
+    [
+      "unknown shard",
+      (o) => o.chunk(chunk(0, 16, { start: [0, 0], stop: [8, 4] })),
+      "outputs[0]: shard [0:8,0:4] is not a shard of the float32[8,4] output",
+    ],
+    [
+      "twice",
+      (o) => feed(o, chunk(0, 16, first, true), chunk(0, 16, first, true)),
+      "outputs[0]: shard [0:4,0:1] sent twice",
+    ],
+    [
+      "no leaf",
+      (o) => o.chunk(chunk(0, 16, first, true, 3)),
+      "outputs[3]: no such output (there are 1)",
+    ],
+    [
+      "missing",
+      (o) => {
+        o.chunk(chunk(0, 16, first, true));
+        o.end();
+      },
+      "outputs[0]: shard [0:4,1:2] never arrived (1 of 8)",
+    ],
+    ["no end", (o) => o.result(), "end: the worker closed the stream without `end`"],
+  ];
+  test.each(faults)(
+    "%s is a DecodeError naming the output, shard and offset",
+    (_name, act, text) => {
+      const out = outputs();
+      expect(() => act(out)).toThrow(DecodeError);
+      expect(() => act(outputs())).toThrow(text);
+    },
+  );
+});
+
+describe("ExecuteSharded against a real worker", () => {
+  let worker: RunningWorker;
+  let doomed: RunningWorker;
+  const clients: WorkerClient[] = [];
+  const connect = async (w: RunningWorker) => {
+    const client = await WorkerClient.connect(w.target);
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    ensurePythonEnv();
+    [worker, doomed] = await Promise.all([
+      startWorker(["--allow-module", EXAMPLES]),
+      startWorker(["--allow-module", EXAMPLES]),
+    ]);
+  }, 900_000);
+
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await stopAllWorkers();
+  });
+
+  const X = Float32Array.from(range(32), (i) => i - 10);
+  const Y = Float32Array.from(range(32), () => 0.5);
+
+  test("summarize: each distinct shard once (a replicated one once), outputs in place", async () => {
+    const client = await connect(worker);
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    const seen: ShardedProgress[] = [];
+    const { outputs, data } = await client.executeSharded(program, [X, Y], {
+      onProgress: (p) => seen.push({ ...p }),
+    });
+    // X's 8 shards of 16 bytes, and Y's 2 distinct shards of 64 bytes (not 8 of them).
+    expect(seen.at(-1)?.sentBytes).toBe(128 + 128);
+    expect(outputs.leaves.map((l) => l.dtype)).toEqual([
+      "int32",
+      "float32",
+      "bool",
+      "float32",
+      "float32",
+    ]);
+    expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
+    expect(floats(data[1])).toEqual(X.map((v) => v * 2));
+    expect(Array.from(data[2])).toEqual(Array.from(X, (v) => (v > 0 ? 1 : 0)));
+    expect(floats(data[3])).toEqual(
+      Float32Array.from(range(8), (r) => X.slice(4 * r, 4 * r + 4).reduce((a, b) => a + b)),
+    );
+    expect(floats(data[4])).toEqual(X.map((v) => v + 0.5));
+    // The program was loaded once, and is named by handle from then on.
+    const again = await client.executeSharded(program, [Y, X]);
+    expect(floats(again.data[1])).toEqual(Y.map((v) => v * 2));
+    expect(client.programLoads).toBe(1);
+  });
+
+  test("16 MiB in 64 KiB chunks, sharded on both axes, comes back exact", async () => {
+    const client = await connect(worker);
+    const n = 2048;
+    const x = new Float32Array(n * n);
+    for (let i = 0; i < x.length; i++) x[i] = (i % 1009) / 8;
+    const shift = Float32Array.from(range(n), (i) => i);
+    const program = example("affine", [f32([n, n], "x", "y"), f32([]), f32([n], "y")]);
+    let calls = 0;
+    let last: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
+    const { data } = await client.executeSharded(program, [x, Float32Array.of(3), shift], {
+      chunkBytes: 64 << 10,
+      onProgress: (p) => {
+        calls++;
+        last = { ...p };
+      },
+    });
+    expect(last).toEqual({ sentBytes: 4 * n * n + 4 + 4 * n, receivedBytes: 4 * n * n });
+    // Sent: 256 chunks of x, 1 of the scalar, 4 of shift; received: the specs, 16 chunks of
+    // 1 MiB, and the end.
+    expect(calls).toBe(256 + 1 + 4 + 1 + 16 + 1);
+    const want = new Float32Array(n * n);
+    for (let i = 0; i < want.length; i++) want[i] = x[i] * 3 + shift[i % n];
+    expect(data[0].length).toBe(want.byteLength);
+    expect(Buffer.compare(data[0], new Uint8Array(want.buffer))).toBe(0);
+  });
+
+  test("inputs of the wrong size are refused before anything is sent", async () => {
+    const client = await connect(worker);
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    await expect(client.executeSharded(program, [X, Y.subarray(1)])).rejects.toThrow(
+      "inputs[1]: 124 bytes, but a float32[8,4] input needs 128",
+    );
+    await expect(client.executeSharded(program, [X, Y], { chunkBytes: 8 << 20 })).rejects.toThrow(
+      RangeError,
+    );
+    expect(client.programLoads).toBe(0);
+  });
+
+  test("a stream that stops without `end` is INVALID_ARGUMENT, and the worker serves on", async () => {
+    const stub = new ColocatedWorkerServiceClient(worker.target, credentials.createInsecure());
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    const call = stub.executeSharded(new Metadata());
+    const error = new Promise<{ code: number; details: string }>((resolve) =>
+      call.on("error", resolve),
+    );
+    call.on("data", () => undefined);
+    const start: ExecuteShardedRequest = {
+      part: {
+        $case: "start",
+        value: { version: 0, program: lowerProgramPayload(program, { targetMinorVersion: 0 }) },
+      },
+    };
+    call.write(start);
+    call.write({
+      part: {
+        $case: "chunk",
+        value: {
+          leaf: 0,
+          index: { start: [0n, 0n], stop: [4n, 1n] },
+          offset: 0n,
+          data: new Uint8Array(8),
+          last: false,
+        },
+      },
+    });
+    call.end();
+    const { code, details } = await error;
+    stub.close();
+    expect(code).toBe(status.INVALID_ARGUMENT);
+    expect(details).toBe(
+      "the input stream ended without `end` after 1 chunks; inputs[0] shard [0:4,0:1] has 8 of 16 bytes",
+    );
+    const client = await connect(worker);
+    const { data } = await client.executeSharded(program, [X, Y]);
+    expect(floats(data[1])).toEqual(X.map((v) => v * 2));
+  });
+
+  test("a client that disconnects mid-upload gets CANCELLED, and the worker serves on", async () => {
+    const client = await connect(worker);
+    const n = 1024;
+    const program = example("affine", [f32([n, n], "x", "y"), f32([]), f32([n], "y")]);
+    const x = new Float32Array(n * n);
+    const disconnect = new AbortController();
+    let sent = 0;
+    const call = client.executeSharded(program, [x, Float32Array.of(1), new Float32Array(n)], {
+      chunkBytes: 4 << 10,
+      signal: disconnect.signal,
+      onProgress: (p) => {
+        sent = p.sentBytes;
+        if (sent >= 64 << 10) disconnect.abort();
+      },
+    });
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WorkerError);
+    expect((error as WorkerError).code).toBe(status.CANCELLED);
+    expect(sent).toBeLessThan(4 * n * n); // it stopped sending
+    const { data } = await client.executeSharded(
+      program,
+      [x, Float32Array.of(1), Float32Array.from(range(n))],
+      {},
+    );
+    expect(floats(data[0]).slice(n - 2, n + 2)).toEqual(Float32Array.of(n - 2, n - 1, 0, 1));
+  });
+
+  test("a worker killed mid-stream gives UNAVAILABLE saying it died", async () => {
+    const client = await connect(doomed);
+    const n = 1024;
+    const program = example("affine", [f32([n, n], "x", "y"), f32([]), f32([n], "y")]);
+    let killed = false;
+    const call = client.executeSharded(
+      program,
+      [new Float32Array(n * n), Float32Array.of(1), new Float32Array(n)],
+      {
+        chunkBytes: 4 << 10,
+        onProgress: (p) => {
+          if (!killed && p.sentBytes >= 64 << 10) {
+            killed = true;
+            doomed.process.kill("SIGKILL");
+          }
+        },
+      },
+    );
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(killed).toBe(true);
+    expect(error).toBeInstanceOf(WorkerError);
+    expect((error as WorkerError).code).toBe(status.UNAVAILABLE);
+    expect((error as WorkerError).message).toMatch(/ExecuteSharded on .* died during the call/);
+  });
+});
