@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -82,20 +82,26 @@ def shard_shape(index: Index) -> tuple[int, ...]:
     return tuple(stop - start for start, stop in index)
 
 
-def place_shards(
+def put_shard(
+    where: str, spec: jax.ShapeDtypeStruct, index: Index, data: np.ndarray, devices
+) -> list[jax.Array]:
+    """One shard's bytes on every device that holds it, as single-device arrays."""
+    dtype = wire_dtype(fixed_dtype(where, spec))
+    host = np.frombuffer(data, dtype).reshape(shard_shape(index))
+    try:
+        return [jax.device_put(host, device) for device in devices]
+    except (ValueError, TypeError, RuntimeError) as e:
+        raise failed_precondition(f"{where}: JAX cannot put a shard on {devices}: {e}") from e
+
+
+def assemble(
     where: str,
     spec: jax.ShapeDtypeStruct,
     sharding: jax.sharding.Sharding,
-    shards: Mapping[Index, tuple[np.ndarray, Sequence[jax.Device]]],
+    singles: Sequence[jax.Array],
 ) -> jax.Array:
-    """The global array from each distinct shard's bytes, put on every device that holds it."""
-    dtype = wire_dtype(fixed_dtype(where, spec))
+    """The global array from the single-device arrays of all its shards."""
     try:
-        singles = [
-            jax.device_put(np.frombuffer(data, dtype).reshape(shard_shape(index)), device)
-            for index, (data, devices) in shards.items()
-            for device in devices
-        ]
         return jax.make_array_from_single_device_arrays(tuple(spec.shape), sharding, singles)
     except (ValueError, TypeError, RuntimeError) as e:
         raise failed_precondition(f"{where}: JAX cannot place it on {sharding}: {e}") from e

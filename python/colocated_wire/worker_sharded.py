@@ -3,8 +3,9 @@
 The client's stream is `start` (version and program), then each input leaf's
 distinct shards (a replicated shard once, however many devices hold it), each
 in chunks whose first names the shard's index and whose last is marked, then
-`end`. Each shard is assembled in one buffer of its own size, so no message
-and no second copy of a global array exists. A chunk that breaks these rules
+`end`. Each shard is assembled in one buffer of its own size and put on its
+devices as soon as it is complete, so no message and no host copy of a global
+array exists. A chunk that breaks these rules
 (an unknown leaf or shard, a shard sent twice, an offset that overlaps or
 leaves a gap, bytes past the shard's end, a shard cut short) is refused with
 INVALID_ARGUMENT naming the leaf, the shard and the offset; a stream that
@@ -31,10 +32,11 @@ from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker_arrays import (
     Index,
     as_output,
+    assemble,
     fixed_dtype,
     output_shards,
     output_spec,
-    place_shards,
+    put_shard,
     shard_devices,
 )
 from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
@@ -153,7 +155,7 @@ class InputShards:
             itemsize = fixed_dtype(where, spec).itemsize
             sharding, shards = shard_devices(where, spec, program.devices)
             self.leaves.append((spec, itemsize, sharding, shards))
-        self.done: list[dict[Index, Shard]] = [{} for _ in self.leaves]
+        self.done: list[dict[Index, list[jax.Array]]] = [{} for _ in self.leaves]
         self.open: list[Shard | None] = [None for _ in self.leaves]
 
     def add(self, chunk: service_pb2.ShardChunk) -> None:
@@ -192,7 +194,12 @@ class InputShards:
                 raise invalid_argument(
                     f"{where}: marked last with {end} of the shard's {len(shard.data)} bytes"
                 )
-            self.done[leaf][shard.index] = shard
+            # On its devices at once: the host buffer goes, so the host holds one shard per leaf.
+            spec = self.leaves[leaf][0]
+            where = f"inputs[{leaf}]"
+            self.done[leaf][shard.index] = put_shard(
+                where, spec, shard.index, shard.data, shard.devices
+            )
             self.open[leaf] = None
 
     def _shard_of(self, leaf: int, chunk: service_pb2.ShardChunk) -> Shard:
@@ -254,9 +261,9 @@ class InputShards:
                     f"inputs[{leaf}] shard {describe(missing[0])}: never sent"
                     f" ({len(done)} of the leaf's {len(shards)} shards arrived)"
                 )
-            assembled = {i: (done[i].data, done[i].devices) for i in shards}
-            arrays.append(place_shards(f"inputs[{leaf}]", spec, sharding, assembled))
-            done.clear()  # the device arrays hold the data now
+            singles = [x for i in shards for x in done[i]]
+            arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
+            done.clear()
         return arrays
 
 
