@@ -5,7 +5,7 @@ import {
   type NodeType,
   type TreeDef,
 } from "../../gen/ts/colocated/v1/tree";
-import { DecodeError, EncodeError } from "../errors";
+import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { type ContainerNode, LEAF, NONE, PyTreeDef, type TreeNode } from "../model/tree";
 import {
@@ -13,36 +13,23 @@ import {
   type DictKey,
   dictKeyIdentity,
   dictKeyText,
-  distinctKeysProblem,
   sortedKeysProblem,
 } from "../model/tree-dict-keys";
-import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from "../schema-version";
+import { fieldSince, newerValue, requireVersion, valueSince } from "../schema-version";
 import { SCHEMA_MINOR_VERSION } from "../version";
-import { enumNames, lowercase, type Suffixes } from "./enum-names";
-import { frontCode, readKeyPool } from "./tree-keys";
-import { expandLeaves, treeContents } from "./tree-repeats";
+import { readKeyPool } from "./tree-keys";
+import { expandLeaves } from "./tree-repeats";
+import { lowerWithLeaves, TREE_NODE_KINDS, type TreeDefLowerContext } from "./tree-write";
 
-export { expandLeaves };
+export { expandLeaves, lowerWithLeaves, type TreeDefLowerContext };
 
-/** Node kinds by name: NODE_KIND_NAMEDTUPLE is "namedtuple". LEAVES and REPEAT are wire-only. */
-const NODE_KINDS = enumNames<
-  TreeNode["kind"],
-  Exclude<Lowercase<Suffixes<typeof NodeKind, "NODE_KIND_">>, "leaves" | "repeat">
->(NodeKind, "NODE_KIND_", lowercase);
+/** Node kinds by name; LEAVES and REPEAT are wire-only. */
+const NODE_KINDS = TREE_NODE_KINDS;
 
-/** The minor version that introduced the pool of keys that are not str (TreeDef.keys). */
+/** The minor versions of the keys that are not str, of front-coded keys and of fresh keys. */
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
-/** The minor version of each node kind, read once: it is asked for every node written. */
-const KIND_SINCE = Object.fromEntries(
-  NODE_KINDS.names.map((name) => [name, valueSince(NodeKindSchema, NODE_KINDS.values[name])]),
-) as Record<TreeNode["kind"], number>;
-/** The minor versions of the front-coded str keys and of fresh dict keys. */
 const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
 const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
-
-/** The int64 range of DictKey.int. */
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * What checking a TreeDef found, column by column in node order: the keys of each dict node
@@ -67,12 +54,6 @@ export interface TreeDefCheckContext {
   readonly minorVersion?: number;
 }
 
-/** Where a TreeDef is lowered, and the minor version the payload targets. */
-export interface TreeDefLowerContext {
-  readonly path: string;
-  readonly targetMinorVersion: number;
-}
-
 /**
  * Flattens a PyTreeDef into packed preorder columns, about a byte per node. For a 1.0 target,
  * an ordered dict or a defaultdict without a factory is the custom node 1.0 wrote for it.
@@ -82,230 +63,6 @@ export function lower(
   ctx: TreeDefLowerContext = { path: "treedef", targetMinorVersion: SCHEMA_MINOR_VERSION },
 ): TreeDef {
   return lowerWithLeaves(treedef, ctx).treedef;
-}
-
-/**
- * Lowers a PyTreeDef and says which of its leaves (by index in preorder) the columns write.
- * From 1.1 on, a subtree equal to an earlier one, leaf refs included (`leafRefs[j]` is leaf
- * j's; without them every leaf is distinct), is a REPEAT of it and writes none of its leaves,
- * and a run of leaves in a container is one LEAVES node.
- */
-export function lowerWithLeaves(
-  treedef: PyTreeDef,
-  ctx: TreeDefLowerContext,
-  leafRefs?: readonly number[],
-): { treedef: TreeDef; leaves: number[] } {
-  const { path, targetMinorVersion: target } = ctx;
-  const out: TreeDef = {
-    kinds: [],
-    arities: [],
-    strings: [],
-    dictKeys: [],
-    nodeTypes: [],
-    typeRefs: [],
-    nodeData: [],
-    keys: [],
-    keyText: new Uint8Array(0),
-    keySizes: [],
-    freshDictKeys: false,
-  };
-  const writeNode = nodeWriter(out, target, path);
-  const leaves: number[] = [];
-  if (target < 1) {
-    const stack: TreeNode[] = [treedef.root];
-    while (stack.length > 0) {
-      const node = stack.pop() as TreeNode;
-      const i = out.kinds.length;
-      writeNode(
-        asVersion0Node(node, () => `${path}.kinds[${i}]`),
-        i,
-      );
-      if (node.kind === "leaf") leaves.push(leaves.length);
-      if (!("children" in node)) continue;
-      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
-    }
-  } else {
-    writeShortened(
-      treedef.root,
-      leafRefs,
-      (node) => writeNode(node, out.kinds.length),
-      out,
-      leaves,
-    );
-  }
-  const strings = out.strings.length;
-  out.dictKeys = out.dictKeys.map((ref) => (ref < 0 ? strings - 1 - ref : ref));
-  if (target >= 1) {
-    if (strings > 0) Object.assign(out, frontCode(out.strings), { strings: [] });
-    if (out.dictKeys.length > 0 && out.dictKeys.every((ref, j) => ref === j)) {
-      out.freshDictKeys = true;
-      out.dictKeys = [];
-    }
-  }
-  return { treedef: out, leaves };
-}
-
-/**
- * Writes a tree's nodes the 1.1 way: a container equal to an earlier one (with at least one
- * child) is a REPEAT of the first, and a run of two or more leaves in a container is LEAVES.
- */
-function writeShortened(
-  root: TreeNode,
-  leafRefs: readonly number[] | undefined,
-  writeNode: (node: TreeNode) => void,
-  out: TreeDef,
-  leaves: number[],
-): void {
-  const { nodes, ids, sizes, leaves: leafCounts } = treeContents(root, leafRefs);
-  const firstAt = new Map<number, number>();
-  // Children each open container still awaits, innermost last.
-  const awaited: number[] = [];
-  const finish = (count: number) => {
-    while (awaited.length > 0) {
-      const last = awaited.length - 1;
-      awaited[last] -= count;
-      if (awaited[last] > 0) return;
-      awaited.pop();
-      count = 1;
-    }
-  };
-  let leaf = 0;
-  for (let p = 0; p < nodes.length; ) {
-    const node = nodes[p];
-    const siblings = awaited.length > 0 ? awaited[awaited.length - 1] : 0;
-    if (node.kind === "leaf") {
-      let run = 1;
-      while (run < siblings && nodes[p + run].kind === "leaf") run++;
-      if (run >= 2) {
-        out.kinds.push(NodeKind.NODE_KIND_LEAVES);
-        out.arities.push(run);
-      } else writeNode(node);
-      for (let j = 0; j < run; j++) leaves.push(leaf++);
-      p += run;
-      finish(run);
-      continue;
-    }
-    if ("children" in node && node.children.length > 0) {
-      const source = firstAt.get(ids[p]);
-      if (source !== undefined) {
-        out.kinds.push(NodeKind.NODE_KIND_REPEAT);
-        out.arities.push(source);
-        leaf += leafCounts[p];
-        p += sizes[p];
-        finish(1);
-        continue;
-      }
-      firstAt.set(ids[p], out.kinds.length);
-      writeNode(node);
-      awaited.push(node.children.length);
-      p++;
-      continue;
-    }
-    writeNode(node);
-    p++;
-    finish(1);
-  }
-}
-
-/**
- * Writes one node's kind and what it takes from the other columns: its arity, dict keys (as
- * pool refs: a key that is not a str is -1 - its index in `keys` until `strings` is whole),
- * node type and node data.
- */
-function nodeWriter(
-  out: TreeDef,
-  target: number,
-  path: string,
-): (node: TreeNode, i: number) => void {
-  const stringIndex = new Map<string, number>();
-  const keyIndex = new Map<string, number>();
-  const typeIndex = new Map<string, number>();
-  const poolRef = (key: DictKey, i: number): number => {
-    if (typeof key === "string") return intern(stringIndex, key, () => out.strings.push(key));
-    const at = `${path}.kinds[${i}]`;
-    refuseNewer(at, `dict key ${dictKeyText(key)}`, KEYS_SINCE, target);
-    const message = keyMessage(key, at);
-    return -1 - intern(keyIndex, `${typeof key}${key}`, () => out.keys.push(message));
-  };
-  return (node, i) => {
-    const kind = NODE_KINDS.values[node.kind];
-    // The path is worded only on failure: a string per node costs more than the node.
-    if (KIND_SINCE[node.kind] > target)
-      refuseNewer(`${path}.kinds[${i}]`, node.kind, KIND_SINCE[node.kind], target);
-    out.kinds.push(kind);
-    if (!("children" in node)) return;
-    out.arities.push(node.children.length);
-    if (node.kind === "dict" || node.kind === "ordered_dict" || node.kind === "default_dict") {
-      refuseDictKeys(node.keys, node.children.length, node.kind !== "ordered_dict");
-      for (const key of node.keys) out.dictKeys.push(poolRef(key, i));
-      if (node.kind === "default_dict") {
-        const name = node.defaultFactory ?? "";
-        const typeKey = JSON.stringify([name, []]);
-        out.typeRefs.push(
-          intern(typeIndex, typeKey, () => out.nodeTypes.push({ name, fields: [] })),
-        );
-      }
-    } else if (node.kind === "namedtuple" || node.kind === "custom") {
-      const fields = node.kind === "namedtuple" ? [...node.fields] : [];
-      if (node.kind === "namedtuple" && fields.length !== node.children.length) {
-        throw new EncodeError(
-          "treedef",
-          `namedtuple ${node.typeName} has ${fields.length} fields but ${node.children.length} children`,
-        );
-      }
-      const typeKey = JSON.stringify([node.typeName, fields]);
-      out.typeRefs.push(
-        intern(typeIndex, typeKey, () => out.nodeTypes.push({ name: node.typeName, fields })),
-      );
-      if (node.kind === "custom") out.nodeData.push(node.nodeData);
-    }
-  };
-}
-
-/** A key that is not a str, as its message. */
-function keyMessage(key: Exclude<DictKey, string>, at: string): DictKeyMessage {
-  if (key === null) return { key: { $case: "none", value: true } };
-  if (typeof key === "boolean") return { key: { $case: "bool", value: key } };
-  if (key < INT64_MIN || key > INT64_MAX)
-    throw new EncodeError(at, `dict key ${key} does not fit in int64`);
-  return { key: { $case: "int", value: key } };
-}
-
-/**
- * A node as colocated.v1.0 writes it: an ordered dict, and a defaultdict whose factory is
- * None, were custom nodes whose data is compact JSON of their aux data (as Python's JSON
- * writes it), which a 1.0 reader still reads. Other nodes are themselves.
- */
-function asVersion0Node(node: TreeNode, at: () => string): TreeNode {
-  if (node.kind === "ordered_dict") {
-    const data = `j${keysJson(node.keys)}`;
-    const nodeData = new TextEncoder().encode(data);
-    return {
-      kind: "custom",
-      typeName: "collections.OrderedDict",
-      nodeData,
-      children: node.children,
-    };
-  }
-  if (node.kind === "default_dict" && node.defaultFactory === null) {
-    const nodeData = new TextEncoder().encode(`j[null,${keysJson(node.keys)}]`);
-    return {
-      kind: "custom",
-      typeName: "collections.defaultdict",
-      nodeData,
-      children: node.children,
-    };
-  }
-  if (node.kind === "default_dict") {
-    refuseNewer(at(), `default_dict with default_factory ${node.defaultFactory}`, 1, 0);
-  }
-  return node;
-}
-
-/** Keys as JSON, as Python's json.dumps writes them compactly (ensure_ascii off). */
-function keysJson(keys: readonly DictKey[]): string {
-  const items = keys.map((k) => (typeof k === "bigint" ? k.toString() : JSON.stringify(k)));
-  return `[${items.join(",")}]`;
 }
 
 type Column = "arities" | "dictKeys" | "typeRefs" | "nodeData";
@@ -757,26 +514,6 @@ export function fieldNameProblem(name: string, before: readonly string[]): strin
   if (name.startsWith("_")) return `field name "${name}" starts with an underscore`;
   if (before.includes(name)) return `field name "${name}" repeats`;
   return undefined;
-}
-
-function intern(index: Map<string, number>, key: string, append: () => number): number {
-  let found = index.get(key);
-  if (found === undefined) {
-    found = append() - 1;
-    index.set(key, found);
-  }
-  return found;
-}
-
-/**
- * A dict node's keys as lowering requires them: one per child, distinct, and sorted as JAX
- * sorts them when `sorted`.
- */
-function refuseDictKeys(keys: readonly DictKey[], arity: number, sorted: boolean): void {
-  if (keys.length !== arity)
-    throw new EncodeError("treedef", `a dict has ${keys.length} keys but ${arity} children`);
-  const problem = sorted ? sortedKeysProblem(keys) : distinctKeysProblem(keys);
-  if (problem) throw new EncodeError("treedef", problem.detail);
 }
 
 function snake(name: string): string {
