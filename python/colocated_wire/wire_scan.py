@@ -103,7 +103,7 @@ def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
 # scan is a function of the bytes, the plan and the limits. Bounded by the bytes held: past
 # _CLEAN_BUDGET the set is emptied.
 _CLEAN_BYTES = 1 << 16
-_CLEAN_BUDGET = 1 << 22
+_CLEAN_BUDGET = 1 << 20  # per DecodeLimits, of which _JUDGED keeps at most 16
 
 
 @dataclasses.dataclass(slots=True)

@@ -158,3 +158,23 @@ def test_a_lifted_partition_spec_is_found_again_and_not_kept_alive(devices):
     jax.clear_caches()
     gc.collect()
     assert found() is None
+
+
+def test_the_table_cache_is_bounded_by_the_bytes_and_ids_it_holds(devices, monkeypatch):
+    data = encode(_sharded_tree(devices, 24))
+    table = payload_pb2.SpecsPayload.FromString(data).table
+    limits = DecodeLimits(max_rank=7)  # a key no other test uses
+    key = (table.SerializeToString(deterministic=True), limits, 0)
+    held = len(key[0]) + 16 * 8  # the table's bytes and its 16 ids (int64)
+    monkeypatch.setattr(check_table, "_CHECKED", {})
+    monkeypatch.setattr(check_table, "_held", 0)
+    monkeypatch.setattr(check_table, "_BUDGET", 4 * held - 1)  # too big to keep
+    check_table.check_table(table, limits)
+    assert check_table._CHECKED == {} and check_table._held == 0
+    monkeypatch.setattr(check_table, "_BUDGET", 4 * held)
+    check_table.check_table(table, limits)
+    assert list(check_table._CHECKED) == [key] and check_table._held == held
+    check_table._CHECKED[("other", limits, 0)] = check_table._CHECKED[key]
+    monkeypatch.setattr(check_table, "_held", 3 * held + 1)  # the next one does not fit
+    check_table.check_table(table, DecodeLimits(max_rank=6))
+    assert len(check_table._CHECKED) == 1 and check_table._held == held  # emptied, then kept

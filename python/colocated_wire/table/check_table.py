@@ -91,10 +91,10 @@ def check_table(
 def _remember(key: tuple[bytes, DecodeLimits, int], refs: References) -> None:
     global _held
     size = len(key[0])
-    for facts in refs.facts:
-        if isinstance(facts, np.ndarray):
-            facts.flags.writeable = False  # shared by every decode of this table from now on
-            size += facts.nbytes
+    arrays = {id(f): f for f in refs.facts if isinstance(f, np.ndarray)}  # a mesh shares its list's
+    for facts in arrays.values():
+        facts.flags.writeable = False  # shared by every decode of this table from now on
+        size += facts.nbytes
     if size > _BUDGET // 4:
         return
     if _held + size > _BUDGET:
