@@ -40,7 +40,10 @@ export interface ShardedTarget {
   deadlineMs: number;
 }
 
-/** What the program returned: output specs, and one global row-major buffer per output. */
+/**
+ * What the program returned: output specs, and one global row-major buffer per output (a
+ * typed array, so at most 4 GiB per output leaf on Node 20; the stream itself has no bound).
+ */
 export interface ShardedResult {
   outputs: ShardedOutputs["outputs"] & {};
   data: Uint8Array[];

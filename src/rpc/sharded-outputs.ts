@@ -60,7 +60,11 @@ export class ShardedOutputs {
         if (!(error instanceof ShardIndexError)) throw error;
         throw fault(`outputs[${i}]`, `its shards cannot be known: ${error.message}`);
       }
-      const data = new Uint8Array(spec.shape.reduce((n, d) => n * d, itemBytes));
+      const data = allocate(
+        `outputs[${i}]`,
+        spec,
+        spec.shape.reduce((n, d) => n * d, itemBytes),
+      );
       const expected = new Map(shards.map((index) => [indexKey(index), index]));
       return { spec, data, itemBytes, expected, done: new Set<string>() };
     });
@@ -157,6 +161,18 @@ export class ShardedOutputs {
       filled: 0,
     };
     return leaf.open;
+  }
+}
+
+/** One output's buffer; a typed array holds at most 4 GiB on Node 20, so a larger leaf fails here. */
+function allocate(path: string, spec: ShapeDtypeStruct, bytes: number): Uint8Array {
+  try {
+    return new Uint8Array(bytes);
+  } catch (error) {
+    const why = (error as Error).message;
+    throw new RangeError(
+      `${path}: a ${describeArray(spec)} output of ${bytes} bytes has no buffer here (${why})`,
+    );
   }
 }
 
