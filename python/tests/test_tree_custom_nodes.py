@@ -3,6 +3,7 @@ register_pytree_node_class and register_dataclass classes, nested classes, their
 JSON. A reader that lacks the class, or has it unregistered, raises a LiftError naming it."""
 
 import dataclasses
+import sys
 
 import jax
 import numpy as np
@@ -109,3 +110,24 @@ def test_trees_jax_finds_equal_are_written_apart_when_their_values_differ():
         assert da != db
         assert serialize_specs(ta, la) == da
         assert str(deserialize_specs(db)[0]) == str(tb)  # True, not 1
+
+
+def test_a_lifted_tree_is_given_again_only_while_its_classes_are_the_same(monkeypatch):
+    treedef, leaves = _specs([Layer(X, X), Outer.Box([X], "t")])
+    data = serialize_specs(treedef, leaves)
+    first = deserialize_specs(data)[0]
+    assert deserialize_specs(data)[0] is first  # checked and lifted once
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Layer2:  # the module's Layer redefined, as a reload does
+        w: object
+        b: object
+        shape: tuple = dataclasses.field(metadata={"static": True}, default=(8, 4))
+        name: str = dataclasses.field(metadata={"static": True}, default="dense")
+
+    Layer2.__qualname__ = "Layer"
+    monkeypatch.setattr(sys.modules[__name__], "Layer", Layer2)
+    again = deserialize_specs(data)[0]
+    assert again is not first
+    assert again.children()[0].node_data()[0] is Layer2

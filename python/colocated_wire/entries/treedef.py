@@ -426,10 +426,11 @@ class TreeShape:
     nodes: list[Node]
     node_types: list[tuple[str, tuple[str, ...]]]
     num_leaves: int  # leaf references written (a REPEAT's are not)
-    # A tree of builtin nodes only lifts to the same PyTreeDef in any process state, so its
-    # first lift is kept; a namedtuple or custom class is looked up again at every lift.
-    plain: bool = False
+    plain: bool = False  # builtin nodes only
+    # The last lift, and the classes and factories it found (by kind and node type): it is
+    # given again while a new lookup finds the same objects.
     lifted: tree_util.PyTreeDef | None = None
+    found: dict[tuple[int, int], Any] = dataclasses.field(default_factory=dict)
     # How the written leaf references expand (tree_repeats.expand_leaf_refs); None: as written.
     leaf_plan: list[tuple[int, int, int]] | None = None
 
@@ -853,21 +854,23 @@ def _default_factory(name: str) -> Any:
 
 
 def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
-    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts; a plain tree
-    checked before gives the PyTreeDef it gave then (immutable, as JAX's are)."""
+    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts. A tree checked
+    before gives the PyTreeDef it gave then (immutable, as JAX's are) while its namedtuple
+    and custom classes and default factories are still the objects found then."""
     shape: TreeShape = ctx.facts
-    if shape.lifted is not None:
-        return shape.lifted
-    treedef = _build(shape)
-    if shape.plain:
-        shape.lifted = treedef
+    lifted, found = shape.lifted, shape.found
+    if lifted is not None and all(_resolve(shape, k) is obj for k, obj in found.items()):
+        return lifted
+    found = {}
+    treedef = _build(shape, found)
+    shape.lifted, shape.found = treedef, found
     return treedef
 
 
-def _build(shape: TreeShape) -> tree_util.PyTreeDef:
+def _build(shape: TreeShape, classes: dict[tuple[int, int], Any]) -> tree_util.PyTreeDef:
     """The PyTreeDef of a checked tree's written nodes, each container built when its last
     child is; a REPEAT is the very PyTreeDef its source became (they are immutable)."""
-    classes: dict[int, type] = {}
+    datas: dict[bytes, Any] = {}
     leaf, none = _make(None, []), _make((_NONE_TYPE, None), [])
     nodes = shape.nodes
     built: list[Any] = [None] * len(nodes)
@@ -887,7 +890,7 @@ def _build(shape: TreeShape) -> tree_util.PyTreeDef:
             stack.append([node.arity, i, []])
             continue
         else:
-            new = [_make(_node_data(shape, node, classes), [])]
+            new = [_make(_node_data(shape, node, classes, datas), [])]
         built[i] = new[0]
         while stack:
             top = stack[-1]
@@ -897,7 +900,7 @@ def _build(shape: TreeShape) -> tree_util.PyTreeDef:
                 break
             stack.pop()
             j = top[1]
-            built[j] = _make(_node_data(shape, nodes[j], classes), top[2])
+            built[j] = _make(_node_data(shape, nodes[j], classes, datas), top[2])
             new = [built[j]]
     return built[0]
 
@@ -916,8 +919,11 @@ def _make(nd: tuple[Any, Any] | None, children: list[Any]) -> tree_util.PyTreeDe
         raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
 
 
-def _node_data(shape: TreeShape, node: Node, classes: dict[int, type]) -> tuple[Any, Any]:
-    """(class, aux data) of a container, as PyTreeDef.from_node_data_and_children takes it."""
+def _node_data(
+    shape: TreeShape, node: Node, classes: dict[tuple[int, int], Any], datas: dict[bytes, Any]
+) -> tuple[Any, Any]:
+    """(class, aux data) of a container, as PyTreeDef.from_node_data_and_children takes it;
+    `classes` and `datas` keep what was found and decoded for the other nodes."""
     kind = node.kind
     if kind == tree_pb2.NODE_KIND_TUPLE:
         return (tuple, None)
@@ -927,18 +933,34 @@ def _node_data(shape: TreeShape, node: Node, classes: dict[int, type]) -> tuple[
         return (dict, list(node.keys))
     if kind == tree_pb2.NODE_KIND_ORDERED_DICT:
         return (collections.OrderedDict, node.keys)
+    key = (kind, node.node_type)
+    found = classes.get(key)
+    if found is None:
+        found = classes[key] = _resolve(shape, key)
     if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
-        factory = _default_factory(shape.node_types[node.node_type][0])
-        return (collections.defaultdict, (factory, node.keys))
+        return (collections.defaultdict, (found, node.keys))
     if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
-        if node.node_type not in classes:
-            classes[node.node_type] = _namedtuple_class(*shape.node_types[node.node_type])
-        return (classes[node.node_type], None)
-    name = shape.node_types[node.node_type][0]
+        return (found, None)
+    aux = datas.get(node.data, datas)
+    if aux is datas:
+        try:
+            aux = datas[node.data] = decode_node_data(node.data)
+        except (ValueError, TypeError) as e:
+            name = shape.node_types[node.node_type][0]
+            raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
+    return (found, aux)
+
+
+def _resolve(shape: TreeShape, key: tuple[int, int]) -> Any:
+    """What a typed node's node type names in this process: a defaultdict's factory, a
+    namedtuple class (made if missing) or a custom node class."""
+    kind, node_type = key
+    name, fields = shape.node_types[node_type]
+    if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
+        return _default_factory(name)
+    if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
+        return _namedtuple_class(name, fields)
     cls = _find_class(name)
     if cls is None:
         raise LiftError(f"pytree node type {name} is not defined in this process")
-    try:
-        return (cls, decode_node_data(node.data))
-    except (ValueError, TypeError) as e:
-        raise LiftError(f"cannot rebuild pytree node {name}: {e}") from e
+    return cls
