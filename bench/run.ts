@@ -7,6 +7,7 @@ import { Command } from "commander";
 import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
 import { measureLimit } from "./limit";
+import { loadMarkdown, loadWanted, runLoadSection } from "./load";
 import { DEFAULT_POLICY, type Timing } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
@@ -115,6 +116,14 @@ async function main(): Promise<void> {
   const measured = await measurePlugin(ROOT, plugins, (task) => bar.increment(1, { task }));
   const plugin = measured.results;
   if (versions.jax === "?" && measured.versions) versions = measured.versions;
+  // The load bench (the worker beside a gRPC echo) writes load.json, load.md and its README part.
+  const load = loadWanted(options.quick, options.filter)
+    ? await runLoadSection(ROOT, outDir, {
+        quick: options.quick,
+        readme: !partial && !options.out,
+        progress: (task) => bar.update({ task }),
+      })
+    : undefined;
   bar.stop();
 
   const cases = [...results.values()];
@@ -149,6 +158,7 @@ async function main(): Promise<void> {
   // Only a full run into bench/ stands for the project: the README shows that one.
   if (!partial && !options.out) updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
   console.log(report);
+  if (load) console.log(`\n${loadMarkdown(load)}`);
   console.log(
     `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
   );

@@ -1,0 +1,139 @@
+import { ExecuteRequest } from "../gen/ts/colocated/v1/service";
+import {
+  DeviceList,
+  FunctionRef,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  type Program,
+  ShapeDtypeStruct,
+} from "../src";
+import { callInputs, type WorkerClient } from "../src/rpc";
+import type { EchoClient } from "./load-echo";
+
+/** Calls at one concurrency: how many per second, and their latency percentiles. */
+export interface LatencyRow {
+  concurrency: number;
+  calls: number;
+  callsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** A round trip of `bytes` each way, and how long it took. */
+export interface Throughput {
+  bytes: number;
+  seconds: number;
+  /** Bytes moved (both ways) per second. */
+  bytesPerSecond: number;
+}
+
+const mesh = new Mesh(new DeviceList([0, 1, 2, 3, 4, 5, 6, 7]), [2, 4], ["x", "y"]);
+const on = (...spec: (string | null)[]) => new NamedSharding(mesh, new PartitionSpec(...spec));
+const SCALAR = new ShapeDtypeStruct([], "float32", on());
+
+/** affine(x, scale, shift) = x * scale + shift, with x a float32 [rows, cols] on the 2x4 mesh. */
+export function affineProgram(rows: number, cols: number): Program {
+  const x = new ShapeDtypeStruct([rows, cols], "float32", on("x", "y"));
+  return {
+    function: new FunctionRef("colocated_wire.examples", "affine"),
+    inputs: callInputs([x, SCALAR, SCALAR]),
+    devices: mesh.devices,
+  };
+}
+
+const scalar = (v: number) => new Uint8Array(Float32Array.of(v).buffer);
+
+/** The small program of the load bench: affine on an 8x4 array. */
+export const SMALL = {
+  program: affineProgram(8, 4),
+  inputs: [new Uint8Array(128), scalar(2), scalar(1)],
+};
+
+/** The bytes of an Execute by handle of the small program, as the worker receives them. */
+export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Array {
+  const inputs = SMALL.inputs.map((data) => ({ data }));
+  return ExecuteRequest.encode({ version, handle: { digest: handle }, inputs }).finish();
+}
+
+/** Makes `calls` calls, `concurrency` at a time, after a warm-up of as many again. */
+export async function callsAt(
+  concurrency: number,
+  calls: number,
+  call: () => Promise<unknown>,
+): Promise<LatencyRow> {
+  await runConcurrently(concurrency, concurrency * 2, call);
+  const started = performance.now();
+  const latencies = await runConcurrently(concurrency, calls, call);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { concurrency, calls, callsPerSecond: calls / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+async function runConcurrently(
+  concurrency: number,
+  calls: number,
+  call: () => Promise<unknown>,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  const loop = async () => {
+    while (next < calls) {
+      next++;
+      const t0 = performance.now();
+      await call();
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return latencies;
+}
+
+/** The array of the round trip: float32 [rows, 4096] of pseudo-random values in [-0.5, 0.5). */
+export function bigArray(bytes: number): { rows: number; data: Float32Array } {
+  const cols = 4096;
+  const rows = bytes / 4 / cols;
+  if (!Number.isInteger(rows) || rows % 8 !== 0)
+    throw new RangeError(`${bytes} B is no whole shape`);
+  const data = new Float32Array(rows * cols);
+  let x = 2463534242; // xorshift32: as little compressible as trained weights, and fast
+  for (let i = 0; i < data.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    data[i] = (x >>> 0) / 2 ** 32 - 0.5;
+  }
+  return { rows, data };
+}
+
+/** One round trip of the array through the worker's ExecuteSharded (affine x*1+0: x back). */
+export async function workerRoundTrip(client: WorkerClient, array: Float32Array, rows: number) {
+  const program = affineProgram(rows, 4096);
+  const started = performance.now();
+  const { data } = await client.executeSharded(program, [array, scalar(1), scalar(0)], {
+    deadlineMs: 600_000,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const back = new Float32Array(data[0].buffer, data[0].byteOffset, data[0].byteLength / 4);
+  for (const i of [0, 1, array.length >> 1, array.length - 1]) {
+    if (back[i] !== array[i]) throw new Error(`the round trip changed element ${i}`);
+  }
+  return throughput(array.byteLength, seconds);
+}
+
+/** The same bytes through the echo's stream, in chunks of the sharded call's size. */
+export async function echoRoundTrip(echo: EchoClient, array: Float32Array, chunkBytes: number) {
+  const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  const started = performance.now();
+  const received = await echo.echoStream(bytes, chunkBytes);
+  const seconds = (performance.now() - started) / 1000;
+  if (received !== bytes.length)
+    throw new Error(`the echo gave back ${received} of ${bytes.length} B`);
+  return throughput(bytes.length, seconds);
+}
+
+function throughput(bytes: number, seconds: number): Throughput {
+  return { bytes, seconds, bytesPerSecond: (2 * bytes) / seconds };
+}
