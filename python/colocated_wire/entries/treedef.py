@@ -1,38 +1,19 @@
 """PyTreeDef <-> TreeDef message: a tree as packed preorder columns.
 
 A spec tree of a thousand leaves is a thousand nodes, so a node costs about
-a byte (its kind) instead of a message. Lowering walks the PyTreeDef with
-`node_data()` / `children()`; lifting rebuilds it bottom-up with
-`PyTreeDef.from_node_data_and_children`, iteratively, so a deep tree cannot
-exhaust Python's recursion limit.
-
-Node types travel by name, "module.QualName". Lifting looks a class up in
-`sys.modules` and never imports anything. A namedtuple that is not found is
-synthesized with the same name and fields (one class per name and fields,
-so equal payloads give equal treedefs); a custom node that is not found is a
-`LiftError`.
-
-colocated.v1.1 adds dict keys that are not str (int, bool, None: a pool of
-typed keys after `strings`), OrderedDict nodes (keys in insertion order) and
-defaultdict nodes (keys sorted; the default_factory by qualified name, looked
-up like a node type, None as an empty name). For a 1.0 target an OrderedDict,
-and a defaultdict whose factory is None, are written as the custom nodes 1.0
-wrote for them; the rest is an EncodeError naming 1.1.
-
-Custom node data is opaque bytes on the wire. This library writes only what
-it can read back without running code: aux data `None` is empty bytes;
-otherwise `b"j"` followed by compact JSON of a value built from None, bool,
-int, str and tuples (written as JSON arrays, read back as tuples), which
-covers `register_dataclass` (its aux data is a tuple of meta-field values).
-Anything else is an `EncodeError`.
+a byte (its kind) instead of a message. Writing is tree_write.py (`lower`,
+`write`). Checking reads the columns node by node, counting what a REPEAT or
+LEAVES node (1.1) expands to before anything is expanded; lifting rebuilds
+the PyTreeDef with `PyTreeDef.from_node_data_and_children`, iteratively, so
+a deep tree cannot exhaust Python's recursion limit, and a REPEAT is the very
+PyTreeDef its source became. Node types by name and custom node data are
+tree_nodes.py.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import json
-import sys
 from array import array
 from collections.abc import Sequence
 from keyword import iskeyword
@@ -42,16 +23,16 @@ from jax import tree_util
 
 from colocated_wire._gen.colocated.v1 import tree_pb2
 from colocated_wire.entries import tree_keys, tree_repeats
-from colocated_wire.entries.tree_repeats import LoweredNode
-from colocated_wire.errors import DecodeError, EncodeError, LiftError
-from colocated_wire.schema_version import (
-    enum_since,
-    field_since,
-    newer_value,
-    refuse_newer,
-    require_version,
+from colocated_wire.entries.tree_nodes import (
+    decode_node_data,
+    default_factory,
+    find_class,
+    namedtuple_class,
+    type_name,
 )
-from colocated_wire.version import SCHEMA_MINOR_VERSION
+from colocated_wire.entries.tree_write import Lowered, lower, write
+from colocated_wire.errors import DecodeError, LiftError
+from colocated_wire.schema_version import enum_since, field_since, newer_value, require_version
 
 if TYPE_CHECKING:
     from colocated_wire.table.check_table import CheckContext
@@ -59,7 +40,11 @@ if TYPE_CHECKING:
 
 TYPE = tree_util.PyTreeDef
 
+__all__ = ["TYPE", "Lowered", "TreeShape", "check", "leaf_refs", "lift", "lower", "write"]
+
 _NONE_TYPE = type(None)
+_LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
+_LEAVES, _REPEAT = tree_pb2.NODE_KIND_LEAVES, tree_pb2.NODE_KIND_REPEAT
 _CONTAINERS = frozenset(
     {
         tree_pb2.NODE_KIND_TUPLE,
@@ -98,310 +83,6 @@ def _type_ref(type_refs, ti: int, type_count: int, path: str) -> int:
     if node_type >= type_count:
         raise DecodeError(f"{path}.type_refs[{ti}]", "invalid-tree", f"no node type {node_type}")
     return node_type
-
-
-_INT64 = range(-(2**63), 2**63)
-
-
-def type_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _is_namedtuple(cls: type) -> bool:
-    return issubclass(cls, tuple) and hasattr(cls, "_fields")
-
-
-# ---- custom node data -------------------------------------------------------
-
-
-def _aux_to_json(aux: Any) -> Any:
-    if aux is None or isinstance(aux, bool | int | str):
-        return aux
-    if type(aux) is tuple:
-        return [_aux_to_json(a) for a in aux]
-    raise EncodeError(
-        f"custom pytree node data {aux!r} of type {type(aux).__name__} cannot be encoded:"
-        " only None, bool, int, str and tuples of them are supported"
-    )
-
-
-def _aux_from_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_aux_from_json(v) for v in value)
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    raise ValueError(f"unsupported node data value {value!r}")
-
-
-def encode_node_data(aux: Any) -> bytes:
-    if aux is None:
-        return b""
-    text = json.dumps(_aux_to_json(aux), separators=(",", ":"), ensure_ascii=False)
-    return b"j" + text.encode()
-
-
-def decode_node_data(data: bytes) -> Any:
-    if data == b"":
-        return None
-    if data[:1] != b"j":
-        raise ValueError("node data is not in a format this library writes")
-    return _aux_from_json(json.loads(data[1:].decode()))
-
-
-# ---- lowering ----------------------------------------------------------------
-
-_LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
-_LEAVES, _REPEAT = tree_pb2.NODE_KIND_LEAVES, tree_pb2.NODE_KIND_REPEAT
-_LEAF_LOWERED: LoweredNode = (_LEAF, 0, (), None, None)
-_NONE_LOWERED: LoweredNode = (_NONE, 0, (), None, None)
-
-
-@dataclasses.dataclass(slots=True, eq=False)
-class Lowered:
-    """A PyTreeDef lowered for a reader of one minor version: its nodes in preorder, before
-    any node is shortened (what `write` makes of them depends on the leaves' references)."""
-
-    target: int
-    nodes: list[LoweredNode]
-    # Written messages by leaf references (a program sends the same specs on every call).
-    written: dict[tuple[int, ...], tuple[tree_pb2.TreeDef, list[int]]] = dataclasses.field(
-        default_factory=dict
-    )
-    shape: tree_repeats.Structure | None = None
-    str_keys: bool = False  # every dict key a str (and custom node data plain)
-    # For a tree with keys or node data of other types: the tree it was lowered from and its
-    # text, which tells apart trees JAX finds equal ({1: x}, {True: x}) but the wire does not.
-    source: tree_util.PyTreeDef | None = None
-    text: str | None = None
-
-
-# Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
-# target. Bounded like _CHECKED.
-_LOWERED: dict[tuple[tree_util.PyTreeDef, int], Lowered] = {}
-_CACHED_LOWERED = 64
-_CACHED_WRITES = 8
-
-
-def lower(
-    treedef: tree_util.PyTreeDef,
-    target: int = SCHEMA_MINOR_VERSION,
-    path: str = "treedef",
-) -> Lowered:
-    """A PyTreeDef's nodes for a reader of minor version `target`; what that reader cannot
-    read is an EncodeError at the node (`path`.kinds[i]). A tree lowered before is found by
-    value; one whose keys or node data are not all str (1 == True in Python) only when it is
-    the same object or prints the same."""
-    key = (treedef, target)
-    try:
-        found = _LOWERED.get(key)
-    except TypeError:  # custom node data that cannot be hashed
-        found = key = None
-    if found is not None and (
-        found.text is None or found.source is treedef or found.text == str(treedef)
-    ):
-        return found
-    nodes, reusable = _walk(treedef, target, path)
-    lowered = Lowered(target, nodes, str_keys=reusable)
-    if not reusable:
-        lowered.source, lowered.text = treedef, str(treedef)
-    if key is not None:
-        if len(_LOWERED) >= _CACHED_LOWERED:
-            _LOWERED.clear()
-        _LOWERED[key] = lowered
-    return lowered
-
-
-def write(lowered: Lowered, leaves: Sequence[int]) -> tuple[tree_pb2.TreeDef, Sequence[int]]:
-    """The TreeDef message of a lowered tree whose leaves are the table entries `leaves`, and
-    the leaf references to write with it: at a 1.1 target, REPEAT and LEAVES leave out the
-    leaves they stand for."""
-    refs = tuple(leaves)
-    found = lowered.written.get(refs)
-    if found is not None:
-        return found
-    if lowered.target < 1:
-        result = (_message(lowered.nodes, lowered.target), refs)
-    else:
-        if lowered.shape is None:
-            lowered.shape = tree_repeats.structure(lowered.nodes, lowered.str_keys)
-        nodes, written = tree_repeats.compact(lowered.nodes, lowered.shape, refs)
-        result = (_message(nodes, lowered.target), written)
-    if len(lowered.written) >= _CACHED_WRITES:
-        lowered.written.clear()
-    lowered.written[refs] = result
-    return result
-
-
-def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[LoweredNode], bool]:
-    """The lowered nodes of a PyTreeDef in preorder, and whether every PyTreeDef equal to it
-    lowers alike (str keys only, custom node data of str and None only)."""
-    nodes: list[LoweredNode] = []
-    reusable = True
-    # A model repeats its classes and node data (every layer's): each is lowered once.
-    classes: dict[type, tuple[int, Any]] = {}
-    datas: dict[tuple[type, str], tuple[bytes, bool]] = {}
-    stack = [treedef]
-    while stack:
-        t = stack.pop()
-        nd = t.node_data()
-        if nd is None:
-            nodes.append(_LEAF_LOWERED)
-            continue
-        cls, aux = nd
-        if cls is _NONE_TYPE:
-            nodes.append(_NONE_LOWERED)
-            continue
-        children = t.children()
-        arity = len(children)
-        if cls is tuple:
-            node = (tree_pb2.NODE_KIND_TUPLE, arity, (), None, None)
-        elif cls is list:
-            node = (tree_pb2.NODE_KIND_LIST, arity, (), None, None)
-        elif cls is dict:
-            keys = tuple(aux)
-            if not all(type(k) is str for k in keys):
-                reusable = False
-                _check_keys(keys, target, f"{path}.kinds[{len(nodes)}]")
-            node = (tree_pb2.NODE_KIND_DICT, arity, keys, None, None)
-        elif cls is collections.OrderedDict and target >= 1:
-            keys = _keys(aux, target, f"{path}.kinds[{len(nodes)}]")
-            reusable = reusable and all(type(k) is str for k in keys)
-            node = (tree_pb2.NODE_KIND_ORDERED_DICT, arity, keys, None, None)
-        elif cls is collections.defaultdict and (target >= 1 or aux[0] is not None):
-            at = f"{path}.kinds[{len(nodes)}]"
-            factory, node_keys = aux
-            what = f"a defaultdict with default_factory {factory!r}"
-            refuse_newer(at, what, _KIND_SINCE[tree_pb2.NODE_KIND_DEFAULT_DICT], target)
-            keys = _keys(node_keys, target, at)
-            reusable = reusable and all(type(k) is str for k in keys)
-            node_type = (_factory_name(factory, at), ())
-            node = (tree_pb2.NODE_KIND_DEFAULT_DICT, arity, keys, node_type, None)
-        else:
-            known = classes.get(cls)
-            if known is None:
-                if _is_namedtuple(cls) and aux is None:
-                    known = (tree_pb2.NODE_KIND_NAMEDTUPLE, (type_name(cls), tuple(cls._fields)))
-                else:
-                    # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
-                    known = (tree_pb2.NODE_KIND_CUSTOM, (type_name(cls), ()))
-                classes[cls] = known
-            kind, node_type = known
-            data = None
-            if kind == tree_pb2.NODE_KIND_CUSTOM:
-                memo = (type(aux), repr(aux))
-                found = datas.get(memo)
-                if found is None:
-                    found = datas[memo] = (encode_node_data(aux), _plain_aux(aux))
-                data = found[0]
-                reusable = reusable and found[1]
-            node = (kind, arity, (), node_type, data)
-        nodes.append(node)
-        stack.extend(reversed(children))
-    return nodes, reusable
-
-
-def _plain_aux(aux: Any) -> bool:
-    """Node data that no unequal value equals (1 == True, but "1" is only "1")."""
-    if aux is None or type(aux) is str:
-        return True
-    return type(aux) is tuple and all(_plain_aux(a) for a in aux)
-
-
-def _keys(node_keys: Any, target: int, at: str) -> tuple[Any, ...]:
-    """A dict node's keys, each one this target can write."""
-    keys = tuple(node_keys)
-    _check_keys(keys, target, at)
-    return keys
-
-
-def _check_keys(keys: tuple[Any, ...], target: int, at: str) -> None:
-    for k in keys:
-        if type(k) is not str:
-            refuse_newer(at, f"dict key {k!r}", _KEYS_SINCE, target)
-            _key_message(k, at)
-
-
-def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
-    """The columns of written nodes; pools in first-use order."""
-    kinds: list[int] = []
-    arities: list[int] = []
-    strings: dict[str, int] = {}
-    others: dict[tuple[type, Any], int] = {}
-    dict_keys: list[int] = []
-    node_types: dict[tuple[str, tuple[str, ...]], int] = {}
-    type_refs: list[int] = []
-    node_data: list[bytes] = []
-    for kind, arity, keys, node_type, data in nodes:
-        kinds.append(kind)
-        if kind == _LEAF or kind == _NONE:
-            continue
-        arities.append(arity)
-        for k in keys:
-            # A key that is not a str is written as ~(its index in `keys`) until `strings`
-            # is whole.
-            if type(k) is str:
-                dict_keys.append(strings.setdefault(k, len(strings)))
-            else:
-                dict_keys.append(~others.setdefault((type(k), k), len(others)))
-        if node_type is not None:
-            type_refs.append(node_types.setdefault(node_type, len(node_types)))
-        if data is not None:
-            node_data.append(data)
-    n = len(strings)
-    if others:
-        dict_keys = [k if k >= 0 else n + ~k for k in dict_keys]
-    msg = tree_pb2.TreeDef(
-        kinds=kinds,
-        arities=arities,
-        type_refs=type_refs,
-        node_data=node_data,
-        keys=[_key_message(k, "") for _, k in others],
-    )
-    if target >= 1:
-        msg.key_text, sizes = tree_keys.front_code(list(strings))
-        msg.key_sizes.extend(sizes)
-        if dict_keys and dict_keys == list(range(len(dict_keys))):
-            msg.fresh_dict_keys = True
-        else:
-            msg.dict_keys.extend(dict_keys)
-    else:
-        msg.strings.extend(strings)
-        msg.dict_keys.extend(dict_keys)
-    for name, fields in node_types:
-        msg.node_types.add(name=name, fields=fields)
-    return msg
-
-
-def _key_message(key: Any, at: str) -> tree_pb2.DictKey:
-    """A dict key that is not a str: an int within int64, a bool or None."""
-    if key is None:
-        return tree_pb2.DictKey(none=True)
-    if type(key) is bool:
-        return tree_pb2.DictKey(bool=key)
-    if type(key) is int:
-        if key not in _INT64:
-            raise EncodeError(f"dict key {key} does not fit in int64", at)
-        return tree_pb2.DictKey(int=key)
-    raise EncodeError(
-        f"dict key {key!r} of type {type(key).__name__} cannot be encoded:"
-        " only str, int, bool and None keys are supported",
-        at,
-    )
-
-
-def _factory_name(factory: Any, at: str) -> str:
-    """A defaultdict's default_factory by the name that finds it again ("" for None)."""
-    if factory is None:
-        return ""
-    module = getattr(factory, "__module__", None)
-    qualname = getattr(factory, "__qualname__", None)
-    if isinstance(module, str) and isinstance(qualname, str):
-        name = f"{module}.{qualname}"
-        if _find_object(name) is factory:
-            return name
-    raise EncodeError(
-        f"the default_factory {factory!r} of a defaultdict has no importable name", at
-    )
 
 
 # ---- checking ---------------------------------------------------------------
@@ -801,56 +482,7 @@ def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
 
 # ---- lifting ----------------------------------------------------------------
 
-_SYNTHESIZED: dict[tuple[str, tuple[str, ...]], type] = {}
-
-
-def _find_object(name: str, accept: Any = callable) -> Any:
-    """The object named "module.QualName" among already-imported modules that `accept`s,
-    or None."""
-    parts = name.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        mod = sys.modules.get(".".join(parts[:i]))
-        if mod is None:
-            continue
-        obj: Any = mod
-        for attr in parts[i:]:
-            obj = getattr(obj, attr, None)
-            if obj is None:
-                break
-        if obj is not None and accept(obj):
-            return obj
-    return None
-
-
-def _find_class(name: str) -> type | None:
-    """The class named "module.QualName" among already-imported modules."""
-    return _find_object(name, lambda obj: isinstance(obj, type))
-
-
-def _namedtuple_class(name: str, fields: tuple[str, ...]) -> type:
-    cls = _find_class(name)
-    if cls is not None and _is_namedtuple(cls) and tuple(cls._fields) == fields:
-        return cls
-    key = (name, fields)
-    if key not in _SYNTHESIZED:
-        module, _, qualname = name.rpartition(".")
-        typename = qualname.rpartition(".")[2]
-        if not typename.isidentifier() or iskeyword(typename):
-            typename = "namedtuple"
-        _SYNTHESIZED[key] = collections.namedtuple(typename, fields, module=module or None)
-    return _SYNTHESIZED[key]
-
-
-def _default_factory(name: str) -> Any:
-    """A defaultdict's default_factory by name ("" is None), among imported modules only."""
-    if not name:
-        return None
-    factory = _find_object(name)
-    if factory is None:
-        raise LiftError(
-            f"the default_factory {name} of a defaultdict is not defined in this process"
-        )
-    return factory
+# ---- lifting ----------------------------------------------------------------
 
 
 def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
@@ -957,10 +589,10 @@ def _resolve(shape: TreeShape, key: tuple[int, int]) -> Any:
     kind, node_type = key
     name, fields = shape.node_types[node_type]
     if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
-        return _default_factory(name)
+        return default_factory(name)
     if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
-        return _namedtuple_class(name, fields)
-    cls = _find_class(name)
+        return namedtuple_class(name, fields)
+    cls = find_class(name)
     if cls is None:
         raise LiftError(f"pytree node type {name} is not defined in this process")
     return cls
