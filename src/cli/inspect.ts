@@ -5,7 +5,9 @@ import {
 } from "../../gen/ts/colocated/v1/payload";
 import { Entry } from "../../gen/ts/colocated/v1/table";
 import { decodeProgram, decodeSpecs } from "../decode";
+import { check as checkTree, expandLeaves } from "../entries/treedef";
 import { payloadKindOf } from "../json-form";
+import { DEFAULT_LIMITS } from "../limits";
 
 /** One table entry as inspect shows it. */
 export interface EntryRow {
@@ -97,7 +99,7 @@ function specsReferrers(bytes: Uint8Array) {
   const message = SpecsPayload.decode(bytes);
   return {
     entries: message.table?.entries ?? [],
-    referrers: leafReferrers(message.specs, "specs"),
+    referrers: leafReferrers(message.specs, "specs", message.header?.minorVersion),
   };
 }
 
@@ -108,8 +110,8 @@ function programReferrers(bytes: Uint8Array) {
     ...(message.devices !== undefined
       ? [{ ref: message.devices, where: "devices", leaf: false }]
       : []),
-    ...leafReferrers(message.inputSpecs, "input"),
-    ...leafReferrers(message.outputSpecs, "output"),
+    ...leafReferrers(message.inputSpecs, "input", message.header?.minorVersion),
+    ...leafReferrers(message.outputSpecs, "output", message.header?.minorVersion),
   ];
   const fn = message.function?.function;
   if (fn?.$case === "pickled") {
@@ -120,8 +122,12 @@ function programReferrers(bytes: Uint8Array) {
   return { entries: message.table?.entries ?? [], referrers };
 }
 
-function leafReferrers(specs: SpecsMsg | undefined, where: string): Referrer[] {
-  return (specs?.leaves ?? []).map((ref) => ({ ref, where, leaf: true }));
+/** Every leaf's reference, a REPEAT's leaves (1.1) included: the payload was decoded already. */
+function leafReferrers(specs: SpecsMsg | undefined, where: string, minor = 0): Referrer[] {
+  if (!specs?.treedef) return [];
+  const ctx = { path: where, limits: DEFAULT_LIMITS, minorVersion: minor };
+  const refs = expandLeaves(specs.leaves, checkTree(specs.treedef, ctx).leafCopies);
+  return refs.map((ref) => ({ ref, where, leaf: true }));
 }
 
 /** The table references an entry holds. */
