@@ -65,9 +65,11 @@ class Lowered:
 
 
 # Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
-# target. Bounded like _CHECKED.
+# target. Bounded like _CHECKED: a full cache is emptied, past 64 trees or 2**20 nodes.
 _LOWERED: dict[tuple[tree_util.PyTreeDef, int], Lowered] = {}
 _CACHED_LOWERED = 64
+_CACHED_NODES = 1 << 20
+_cached_nodes = 0
 _CACHED_WRITES = 8
 
 
@@ -93,10 +95,13 @@ def lower(
     lowered = Lowered(target, nodes, str_keys=reusable)
     if not reusable:
         lowered.source, lowered.text = treedef, str(treedef)
-    if key is not None:
-        if len(_LOWERED) >= _CACHED_LOWERED:
+    if key is not None and len(nodes) <= _CACHED_NODES:
+        global _cached_nodes
+        if len(_LOWERED) >= _CACHED_LOWERED or _cached_nodes + len(nodes) > _CACHED_NODES:
             _LOWERED.clear()
+            _cached_nodes = 0
         _LOWERED[key] = lowered
+        _cached_nodes += len(nodes)
     return lowered
 
 
