@@ -89,9 +89,10 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
 ): R {
   try {
     const limits = resolveLimits(options.limits);
-    const { message, unknownFields } = parsePayload(type, kind, bytes, { ...options, limits });
+    const parsed = parsePayload(type, kind, bytes, { ...options, limits });
+    const { message, unknownFields, packedIds } = parsed;
     const minorVersion = message.header?.minorVersion ?? 0;
-    const refs = checkTable(message.table, limits, minorVersion);
+    const refs = checkTable(message.table, limits, minorVersion, packedIds);
     const at = (path: string) => ({ index: refs.tableSize, path, refs, limits, minorVersion });
     const facts = parts.check(message, at);
     const objects = liftTable(refs.checked, unknownFields > 0);

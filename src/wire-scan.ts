@@ -3,6 +3,7 @@ import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { Limit, limit as limitOption } from "../gen/es/colocated/v1/limit_pb";
 import { DecodeError } from "./errors";
 import { type DecodeLimits, limitName } from "./limits";
+import { type IdForm, PACKED_ID_FIELDS, type PackedRecord } from "./packed-ids";
 
 /**
  * Scans payload bytes against the schema before any message is built, so that nothing is
@@ -16,10 +17,18 @@ import { type DecodeLimits, limitName } from "./limits";
  *
  * Bombs are runs of one record written over and over, so a run of byte-identical records of
  * one repeated or unknown field is scanned once and counted at once, as in wire_scan.py.
+ *
+ * Given `packedIds`, the scan also notes there where each packed device id list lies
+ * (packed-ids.ts), so the decoder can read the lists itself.
  */
-export function checkWire(bytes: Uint8Array, root: DescMessage, limits: DecodeLimits): number {
+export function checkWire(
+  bytes: Uint8Array,
+  root: DescMessage,
+  limits: DecodeLimits,
+  packedIds?: PackedRecord[],
+): number {
   const fields = plan(root); // before reading, so a schema without limits is not `malformed`
-  const scan = new WireScan(bytes, limits);
+  const scan = new WireScan(bytes, limits, packedIds);
   try {
     scan.message(fields, undefined);
   } catch (error) {
@@ -57,6 +66,10 @@ interface FieldScan {
   bit: number;
   /** Elements of a repeated message field are `name[i]`, table entries `table[i]`. */
   itemName: string;
+  /** Whether its elements are the table's entries. */
+  entries: boolean;
+  /** For a packed device id list: its form. */
+  idForm: IdForm | undefined;
 }
 
 /** A message's fields, indexed by number (an array, not a Map: numbers are small). */
@@ -86,6 +99,8 @@ function plan(type: DescMessage): MessageScan {
       message: field.message ? plan(field.message) : undefined,
       bit: repeated ? 0 : 2 ** singular++,
       itemName: type.typeName === "colocated.v1.SharedObjectTable" ? "" : field.name,
+      entries: type.typeName === "colocated.v1.SharedObjectTable" && field.name === "entries",
+      idForm: PACKED_ID_FIELDS.get(field),
     };
   }
   if (singular > 31)
@@ -179,6 +194,8 @@ class WireScan {
   /** The payload as a Buffer where there is one (no copy), for comparing runs at memcmp's speed. */
   readonly #bytes: ScanBytes;
   #unknown = 0;
+  /** The table entry being scanned, -1 outside the table. */
+  #entry = -1;
 
   /** How many unknown fields the scan met, fields of a newer minor version. */
   get unknownFields(): number {
@@ -188,6 +205,7 @@ class WireScan {
   constructor(
     bytes: Uint8Array,
     readonly limits: DecodeLimits,
+    readonly packedIds?: PackedRecord[],
   ) {
     this.#reader = new ScanReader(bytes);
     this.#bytes = NodeBuffer?.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) ?? bytes;
@@ -250,6 +268,7 @@ class WireScan {
     const unknown = this.#unknown;
     let length = 0; // of a delimited value, whose count is checked before it is scanned
     let items = 1;
+    const lengthAt = reader.pos;
     if (packed || field.wireType === LengthDelimited) {
       length = delimited(reader);
       if (packed) items = packedCount(this.#bytes, reader.pos, length, field.packedWidth ?? 0);
@@ -257,16 +276,28 @@ class WireScan {
       skipValue(reader, field.wireType);
     }
     let count = this.#count(field, path, seen + items);
+    const from = reader.pos;
     if (field.message && length > 0) {
+      if (field.entries) this.#entry = seen;
       this.#nested(field.message, length, { parent: path, name: field.itemName, index: seen });
+      if (field.entries) this.#entry = -1;
     } else {
       reader.pos += length;
     }
     // Copies of a record with nothing unknown inside would scan as it did, so are only
     // counted; one with unknown fields is not, for their count is checked as they come.
+    let copies = 0;
     if (this.#unknown === unknown) {
-      const copies = this.#skipCopies(start);
+      copies = this.#skipCopies(start);
       if (copies > 0) count = this.#count(field, path, count + items * copies);
+    }
+    if (field.idForm && this.packedIds) {
+      // An unpacked value or a run of copies is noted as not whole, so its list is left to
+      // the generated decoder.
+      const whole = packed && copies === 0;
+      const to = packed ? from + length : from;
+      const { idForm: form } = field;
+      this.packedIds.push({ entry: this.#entry, form, lengthAt, from, to, count: items, whole });
     }
     return count;
   }
@@ -396,7 +427,8 @@ function packedCount(bytes: Uint8Array, from: number, length: number, width: num
   const to = from + length;
   if (length > 0 && bytes[to - 1] >= 0x80) malformed("a packed varint is cut off");
   let count = 0;
-  for (let i = from; i < to; i++) if (bytes[i] < 0x80) count++;
+  // Branch-free: a shuffled id list mixes 2- and 3-byte varints, which a branch mispredicts.
+  for (let i = from; i < to; i++) count += (bytes[i] >>> 7) ^ 1;
   return count;
 }
 

@@ -86,10 +86,15 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
       // Distinct and in range by construction.
       return { size, iota: { offset, iota } };
     }
-    case "plain":
-      return checkListed(form.value.ids, false, `${path}.plain.ids`, limits);
-    case "delta":
-      return checkListed(form.value.deltas, true, `${path}.delta.deltas`, limits);
+    case "plain": {
+      // The ids read ahead from the bytes, when they were (the message's list is then empty).
+      const read = ctx.packedIds?.form === "plain" ? ctx.packedIds.values : form.value.ids;
+      return checkListed(read, false, `${path}.plain.ids`, limits);
+    }
+    case "delta": {
+      const read = ctx.packedIds?.form === "delta" ? ctx.packedIds.values : form.value.deltas;
+      return checkListed(read, true, `${path}.delta.deltas`, limits);
+    }
     default:
       throw new DecodeError(
         `${path}.ids`,
@@ -99,18 +104,74 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
   }
 }
 
-/** Checks listed ids (or deltas, summed) and returns them copied into an Int32Array. */
+/**
+ * Checks listed ids (or deltas, summed) and returns them as an Int32Array: in range first,
+ * then distinct, as deviceIdsProblem; each a tight pass over typed arrays.
+ */
 function checkListed(
-  values: readonly number[],
+  values: Int32Array | readonly number[],
   summed: boolean,
   path: string,
   limits: DecodeLimits,
 ): DeviceListFacts {
   checkCount(values.length, path, limits);
-  const ids = new Int32Array(values.length);
-  const problem = scanIds(values, summed, ids);
-  if (problem) throw new DecodeError(`${path}${problem.at ?? ""}`, problem.code, problem.detail);
+  // The generated decoder's lists (uint32 ids, int32 deltas) keep their 32 bits as Int32. The
+  // array is this decode's own (read ahead, or copied here), so the ids are written over it.
+  const ids = values instanceof Int32Array ? values : Int32Array.from(values);
+  const problem = summed ? sumDeltas(ids) : uint32Problem(ids);
+  const found = problem ?? firstRepeat(ids);
+  if (found) throw new DecodeError(`${path}${found.at ?? ""}`, found.code, found.detail);
   return { size: ids.length, ids };
+}
+
+/** Sums deltas in place into ids, each sum checked as it comes (so none strays far). */
+function sumDeltas(values: Int32Array): Problem | undefined {
+  for (let i = 0, id = 0; i < values.length; i++) {
+    id += values[i];
+    if (id < 0 || id > MAX_DEVICE_ID) return outOfRange(id, i);
+    values[i] = id;
+  }
+  return undefined;
+}
+
+/** Checks uint32 ids, held as their bits, are device ids: below 2^31. */
+function uint32Problem(values: Int32Array): Problem | undefined {
+  for (let i = 0; i < values.length; i++) if (values[i] < 0) return outOfRange(values[i] >>> 0, i);
+  return undefined;
+}
+
+/**
+ * The first position whose id (each a device id) appeared before: ids below `dense` (the usual
+ * case) are marked one bit each, a few far ones go to a Set.
+ */
+function firstRepeat(ids: Int32Array): Problem | undefined {
+  const n = ids.length;
+  const dense = 8 * n + 64;
+  const marks = new Uint8Array(dense >>> 3);
+  let far: Set<number> | undefined;
+  for (let i = 0; i < n; i++) {
+    const id = ids[i];
+    if (id < dense) {
+      const bit = 1 << (id & 7);
+      const m = marks[id >>> 3];
+      if (m & bit) return repeated(id, i);
+      marks[id >>> 3] = m | bit;
+    } else {
+      far ??= new Set();
+      if (far.has(id)) return repeated(id, i);
+      far.add(id);
+    }
+  }
+  return undefined;
+}
+
+function outOfRange(id: number, i: number): Problem {
+  const detail = `device id ${id} at position ${i} is not in [0, 2^31-1]`;
+  return { code: "invalid-value", detail, at: `[${i}]` };
+}
+
+function repeated(id: number, i: number): Problem {
+  return { code: "duplicate-device", detail: `device id ${id} appears twice`, at: `[${i}]` };
 }
 
 /** A checked device list; an iota stays one until its ids are asked for. */
@@ -119,50 +180,33 @@ export function lift(_message: MessageType, ctx: LiftContext<DeviceListFacts>): 
   return iota ? deviceListOfIota(iota, size) : deviceListOfIds(ids as Int32Array);
 }
 
-/** Checks a device list's ids: all in range first, then distinct; `at` is the index. */
-export function deviceIdsProblem(ids: ArrayLike<number>): Problem | undefined {
-  return scanIds(ids, false);
-}
-
 /**
- * Checks ids in one pass, copying each into `out` when given: a range problem anywhere wins
- * over a repeat, and a repeat is reported at the first position whose id appeared before. With
- * `summed`, the values are deltas and the ids their running sums (exact: n * 2^31 < 2^53).
+ * Checks a device list's ids in one pass: a range problem anywhere wins over a repeat, and a
+ * repeat is reported at the first position whose id appeared before; `at` is the index.
  */
-function scanIds(
-  values: ArrayLike<number>,
-  summed: boolean,
-  out?: Int32Array,
-): Problem | undefined {
+export function deviceIdsProblem(values: ArrayLike<number>): Problem | undefined {
   const n = values.length;
   // Ids below `dense` (the usual case) are marked one bit each; a few far ones go to a Set.
   const dense = 8 * n + 64;
   const marks = new Uint8Array(dense >>> 3);
   let far: Set<number> | undefined;
   let repeat = -1; // the first position whose id appeared before
-  let repeated = 0; // its id
-  for (let i = 0, previous = 0; i < n; i++) {
-    const id = summed ? previous + values[i] : values[i];
-    previous = id;
-    if (!(id >= 0 && id <= MAX_DEVICE_ID && Number.isInteger(id))) {
-      const detail = `device id ${id} at position ${i} is not in [0, 2^31-1]`;
-      return { code: "invalid-value", detail, at: `[${i}]` };
-    }
-    if (out) out[i] = id;
+  let repeatedId = 0; // its id
+  for (let i = 0; i < n; i++) {
+    const id = values[i];
+    if (!(id >= 0 && id <= MAX_DEVICE_ID && Number.isInteger(id))) return outOfRange(id, i);
     if (repeat >= 0) continue;
     if (id < dense) {
       const bit = 1 << (id & 7);
-      if (marks[id >>> 3] & bit) [repeat, repeated] = [i, id];
+      if (marks[id >>> 3] & bit) [repeat, repeatedId] = [i, id];
       marks[id >>> 3] |= bit;
     } else {
       far ??= new Set();
-      if (far.has(id)) [repeat, repeated] = [i, id];
+      if (far.has(id)) [repeat, repeatedId] = [i, id];
       far.add(id);
     }
   }
-  if (repeat < 0) return undefined;
-  const detail = `device id ${repeated} appears twice`;
-  return { code: "duplicate-device", detail, at: `[${repeat}]` };
+  return repeat < 0 ? undefined : repeated(repeatedId, repeat);
 }
 
 /**

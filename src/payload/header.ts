@@ -7,6 +7,7 @@ import {
 import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocated/v1/payload";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
+import { type PackedIds, type PackedRecord, readPackedIds } from "../packed-ids";
 import { SCHEMA_MAJOR_VERSION } from "../version";
 import { checkWire } from "../wire-scan";
 
@@ -32,7 +33,7 @@ export function parsePayload<T>(
   kind: PayloadKind,
   bytes: Uint8Array,
   options: DecodeOptions & { limits: DecodeLimits },
-): { message: T; unknownFields: number } {
+): { message: T; unknownFields: number; packedIds: ReadonlyMap<number, PackedIds> } {
   const { maxPayloadBytes } = options.limits;
   if (bytes.length > maxPayloadBytes) {
     const detail = `${bytes.length} bytes pass the limit of ${maxPayloadBytes}`;
@@ -41,24 +42,53 @@ export function parsePayload<T>(
   // The wire scan comes first, so nothing is built of what the limits refuse.
   checkWire(bytes, PayloadEnvelopeSchema, options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
+  const records: PackedRecord[] = [];
   const unknownFields = checkWire(
     bytes,
     kind === PayloadKind.PAYLOAD_KIND_SPECS ? SpecsPayloadSchema : ProgramPayloadSchema,
     options.limits,
+    records,
   );
-  return { message: parse(type, bytes), unknownFields };
+  // A payload with newer fields keeps its messages whole, as the entries carrying them are
+  // written back from them.
+  const packedIds = unknownFields === 0 ? readPackedIds(bytes, records) : new Map();
+  return { message: parse(type, bytes, packedIds), unknownFields, packedIds };
 }
 
-/** Reads strings as protobuf requires them, valid UTF-8, as Python's runtime does. */
+/**
+ * Reads strings as protobuf requires them, valid UTF-8, as Python's runtime does; and steps
+ * over the packed id lists read ahead, leaving their fields empty. The generated decoder reads
+ * a packed field as `end = reader.uint32() + reader.pos`, then values while `pos < end`: at a
+ * list's length, uint32() moves to the list's end and returns 0, so no value is read.
+ */
 class StrictReader extends BinaryReader {
+  constructor(bytes: Uint8Array, skips: readonly PackedIds[]) {
+    super(bytes);
+    if (skips.length === 0) return;
+    const read = this.uint32;
+    let next = 0;
+    let at = skips[0].lengthAt;
+    this.uint32 = function (this: StrictReader): number {
+      if (this.pos !== at) return read.call(this);
+      this.pos = skips[next].to;
+      at = ++next < skips.length ? skips[next].lengthAt : -1;
+      return 0;
+    };
+  }
+
   override string(): string {
     return super.string(true);
   }
 }
 
-function parse<T>(type: MessageDecoder<T>, bytes: Uint8Array): T {
+function parse<T>(
+  type: MessageDecoder<T>,
+  bytes: Uint8Array,
+  packedIds?: ReadonlyMap<number, PackedIds>,
+): T {
   try {
-    return type.decode(new StrictReader(bytes));
+    const skips = packedIds ? [...packedIds.values()] : [];
+    return type.decode(new StrictReader(bytes, skips));
   } catch (error) {
     const detail = `not a valid protobuf message (${(error as Error).message})`;
     throw new DecodeError("payload", "malformed", detail);

@@ -2,6 +2,7 @@ import type { SharedObjectTable } from "../../gen/ts/colocated/v1/table";
 import { ENTRIES } from "../entries";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
+import type { PackedIds } from "../packed-ids";
 import { type Checked, References } from "./references";
 
 /** Where an entry's check runs: its index, its path, the entries checked before it, the limits. */
@@ -14,6 +15,8 @@ export interface CheckContext {
   readonly limits: DecodeLimits;
   /** The payload header's minor version: a construct of a newer one is refused. */
   readonly minorVersion: number;
+  /** The entry's packed device ids, when the decoder read them from the bytes (packed-ids.ts). */
+  readonly packedIds?: PackedIds;
 }
 
 /**
@@ -25,6 +28,7 @@ export function checkTable(
   table: SharedObjectTable | undefined,
   limits: DecodeLimits,
   minorVersion: number,
+  packedIds?: ReadonlyMap<number, PackedIds>,
 ): References {
   if (!table) throw new DecodeError("table", "missing", "a payload needs its table");
   const { entries } = table;
@@ -44,7 +48,8 @@ export function checkTable(
       return;
     }
     const { check, field } = ENTRIES[kind.$case];
-    const ctx = { index, path: `table[${index}].${field}`, refs, limits, minorVersion };
+    const path = `table[${index}].${field}`;
+    const ctx = { index, path, refs, limits, minorVersion, packedIds: packedIds?.get(index) };
     const facts = check(kind.value as never, ctx);
     checked.push({ entry, kind: kind.$case, message: kind.value, facts });
   });
