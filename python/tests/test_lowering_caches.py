@@ -17,8 +17,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from colocated_wire import deserialize_specs, serialize_specs
 from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2
 from colocated_wire.devices import cpu_device_map, devices_for_ids
+from colocated_wire.entries import array_spec, named_sharding
 from colocated_wire.entries import mesh as mesh_entry
-from colocated_wire.entries import named_sharding
 from colocated_wire.entries.array_spec import add_leaves
 from colocated_wire.entries.device_list import lower_device_ids
 from colocated_wire.errors import EncodeError, LiftError
@@ -176,3 +176,33 @@ def test_a_leaf_that_is_not_a_shape_dtype_struct_is_named_and_a_subclass_is_one(
     assert serialize_specs(treedef, leaves) == serialize_specs(treedef, [leaves[0]] * 2)
     with pytest.raises(EncodeError, match="leaf 1 is a int, not a ShapeDtypeStruct"):
         serialize_specs(treedef, [leaves[0], 3])
+
+
+def test_a_leaf_lowered_before_writes_the_bytes_of_a_fresh_one(devices, monkeypatch):
+    mesh = _mesh(devices, 14)
+    leaves = _leaves(mesh) + [
+        jax.ShapeDtypeStruct((8, 8), jnp.bfloat16, sharding=NamedSharding(mesh, PartitionSpec()))
+    ]
+    treedef = jax.tree_util.tree_structure(leaves)
+    monkeypatch.setattr(array_spec, "_LOWERED", {})
+    fresh = {t: serialize_specs(treedef, leaves, target_minor_version=t) for t in (0, 1)}
+    assert len(array_spec._LOWERED) == 2 * (len(SPECS) + 1)  # per target
+    for t in (0, 1):
+        assert (
+            serialize_specs(treedef, _leaves(mesh) + leaves[-1:], target_minor_version=t)
+            == (fresh[t])
+        )
+    # A dimension that is not an int is refused, even where an equal int one was cached.
+    odd = jax.ShapeDtypeStruct((np.int64(8), 8), np.float32, sharding=leaves[0].sharding)
+    with pytest.raises(EncodeError, match=r"specs\.leaves\[0\]\.shape|dimension"):
+        serialize_specs(jax.tree_util.tree_structure([odd]), [odd])
+
+
+def test_a_leaf_of_a_newer_dtype_is_refused_for_an_older_target_after_a_newer_one(devices):
+    mesh = _mesh(devices, 15)
+    sharding = NamedSharding(mesh, PartitionSpec())
+    leaves = [jax.ShapeDtypeStruct((4,), jax.dtypes.float0, sharding=sharding)]  # since 1.1
+    treedef = jax.tree_util.tree_structure(leaves)
+    serialize_specs(treedef, leaves, target_minor_version=1)
+    with pytest.raises(EncodeError, match="dtype"):
+        serialize_specs(treedef, leaves, target_minor_version=0)

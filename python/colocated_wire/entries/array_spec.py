@@ -183,8 +183,35 @@ def add_leaves(leaves: Sequence[Any], ctx: LowerContext, out: list[int]) -> None
             append(add(leaf))
             continue
         if index is None:
-            index = by_parts[parts] = add(leaf)
+            index = by_parts[parts] = _add_leaf(leaf, sharding, ctx)
         append(index)
+
+
+# ArraySpec entries lowered before, by what their bytes are made of: the sharding's index and
+# entry bytes, the shape (of ints), the dtype, weak_type and the target. A program writes the
+# same leaves on every call; each is lowered once. Bounded: a full cache is emptied.
+_LOWERED: dict[tuple, bytes] = {}
+_LOWERED_MAX = 4096
+
+
+def _add_leaf(leaf: jax.ShapeDtypeStruct, sharding: NamedSharding, ctx: LowerContext) -> int:
+    """A leaf not in this payload yet: its entry's bytes from a payload before, if any."""
+    builder = ctx.builder
+    dtype, shape = leaf.dtype, leaf.shape
+    if dtype not in _DTYPES_TO_WIRE or not all(type(d) is int for d in shape):
+        return builder.add(leaf)  # keys, strings, odd dims: lowered (or refused) each time
+    at = builder.add(sharding)
+    key = (at, builder.entry_bytes[at], shape, dtype, bool(leaf.weak_type))
+    key += (builder.target_minor_version,)
+    found = _LOWERED.get(key)
+    if found is not None:
+        builder.hold(leaf)  # add_leaves keys it by its mesh's and spec's ids
+        return builder.add_entry_bytes(found)
+    index = builder.add(leaf)
+    if len(_LOWERED) >= _LOWERED_MAX:
+        _LOWERED.clear()
+    _LOWERED[key] = builder.entry_bytes[index]
+    return index
 
 
 def _add_sharding(sharding: Any, ctx: LowerContext) -> int | None:

@@ -51,6 +51,7 @@ class TableBuilder:
         self._keep_alive: list[Any] = []  # so that ids in _by_identity stay unique
         # Leaves by their parts, for array_spec.add_leaves.
         self.leaves: dict[tuple, int] = {}
+        self.entry_bytes: list[bytes] = []  # each entry's canonical bytes, by index
 
     def add(self, obj: Any) -> int:
         """Adds a shared object (and what it refers to); returns its index."""
@@ -90,7 +91,12 @@ class TableBuilder:
             index = len(self.table.entries)
             self.table.entries.add().ParseFromString(entry)
             self._by_value[entry] = index
+            self.entry_bytes.append(entry)
         return index
+
+    def hold(self, obj: Any) -> None:
+        """Keeps `obj` alive as long as the builder, so that ids taken from it stay its own."""
+        self._keep_alive.append(obj)
 
     def _intern(self, entry: table_pb2.Entry) -> int:
         key = entry.SerializeToString(deterministic=True)
@@ -99,6 +105,7 @@ class TableBuilder:
             index = len(self.table.entries)
             self.table.entries.append(entry)
             self._by_value[key] = index
+            self.entry_bytes.append(key)
         return index
 
     def _lower(self, obj: Any, codec: tuple[str, Any, Any] | None) -> table_pb2.Entry:
