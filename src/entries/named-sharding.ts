@@ -25,7 +25,7 @@ const LOWERED_SPECS = new WeakMap<Mesh, Map<string, PartitionSpecMessage>>();
 /** A NamedSharding's value: its mesh's index, then its memory kind and spec. */
 export function key(sharding: NamedSharding, ctx: LowerContext): ValueKey {
   const mesh = ctx.table.add(sharding.mesh, () => `${ctx.path}.mesh`);
-  return [mesh, ownKey(sharding)];
+  return [mesh, sharding.headKey];
 }
 
 /** A NamedSharding entry on its mesh's entry. */
@@ -38,7 +38,7 @@ export function lower(sharding: NamedSharding, ctx: LowerContext): Entry {
     byKey = new Map();
     LOWERED_SPECS.set(model, byKey);
   }
-  const own = ownKey(sharding);
+  const own = sharding.headKey;
   let specMessage = byKey.get(own);
   if (!specMessage) {
     const axes = {
@@ -58,18 +58,6 @@ export function lower(sharding: NamedSharding, ctx: LowerContext): Entry {
 }
 
 /** Each sharding's own key, by identity (held weakly). */
-const OWN_KEYS = new WeakMap<NamedSharding, string>();
-
-/** The sharding's fields besides its mesh, as a key. */
-function ownKey(sharding: NamedSharding): string {
-  let own = OWN_KEYS.get(sharding);
-  if (own === undefined) {
-    own = `${JSON.stringify(sharding.memoryKind)}|${sharding.spec.key}`;
-    OWN_KEYS.set(sharding, own);
-  }
-  return own;
-}
-
 function copySpec(spec: PartitionSpecMessage): PartitionSpecMessage {
   return {
     entries: spec.entries.map((e) => ({ kind: e.kind, axes: [...e.axes] })),

@@ -31,6 +31,14 @@ export class NamedSharding extends ValueObject {
     this.memoryKind = memoryKindOf(options);
   }
 
+  #headKey: string | undefined;
+
+  /** The key of everything but the mesh; tables key shardings by it plus their mesh's entry. */
+  get headKey(): string {
+    this.#headKey ??= `${JSON.stringify(this.memoryKind)}|${this.spec.key}`;
+    return this.#headKey;
+  }
+
   protected computeKey(): string {
     return `NamedSharding(${this.mesh.key},${this.spec.key},${JSON.stringify(this.memoryKind)})`;
   }
