@@ -14,6 +14,9 @@ export const PACKED_ID_FIELDS: ReadonlyMap<DescField, IdForm> = new Map([
   [DeltaDeviceIdsSchema.field.deltas, "delta"],
 ]);
 
+/** Shorter lists are left to the generated decoder, which reads a few values as fast. */
+const READ_AHEAD_MIN = 256;
+
 /** plain: uint32 ids; delta: sint32 differences. */
 export type IdForm = "plain" | "delta";
 
@@ -50,11 +53,12 @@ export function readPackedIds(
   bytes: Uint8Array,
   records: readonly PackedRecord[],
 ): Map<number, PackedIds> {
+  const read = new Map<number, PackedIds>();
+  if (records.length === 0) return read;
   const counts = new Map<number, number>();
   for (const r of records) counts.set(r.entry, (counts.get(r.entry) ?? 0) + (r.whole ? 1 : 2));
-  const read = new Map<number, PackedIds>();
   for (const r of records) {
-    if (r.entry < 0 || counts.get(r.entry) !== 1) continue;
+    if (r.entry < 0 || r.count < READ_AHEAD_MIN || counts.get(r.entry) !== 1) continue;
     const values = readVarints(bytes, r.from, r.to, r.count, r.form === "delta");
     if (values) read.set(r.entry, { form: r.form, values, lengthAt: r.lengthAt, to: r.to });
   }

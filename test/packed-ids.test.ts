@@ -42,7 +42,7 @@ describe("packed device ids read ahead", () => {
     const random = seeded(18);
     for (let t = 0; t < 500; t++) {
       const writer = new BinaryWriter();
-      const n = Math.floor(random() * 50);
+      const n = 256 + Math.floor(random() * 50); // shorter lists are not read ahead
       for (let i = 0; i < n; i++) writer.uint32(anyWidth(random));
       const bytes = writer.finish();
       for (const form of ["plain", "delta"] as const) {
@@ -55,17 +55,25 @@ describe("packed device ids read ahead", () => {
   });
 
   test("leave a list with a varint longer than 5 bytes to the generated decoder", () => {
-    const writer = new BinaryWriter().uint32(5).int32(-1).uint32(7); // int32 -1 is 10 bytes
-    const bytes = writer.finish();
+    const writer = new BinaryWriter();
+    for (let i = 0; i < 300; i++) writer.uint32(i);
+    const bytes = writer.int32(-1).finish(); // int32 -1 is 10 bytes
     expect(readPackedIds(bytes, [record(bytes, "plain")]).size).toBe(0);
   });
 
   test("leave an entry with more than one record, or a record not whole, to the generated decoder", () => {
-    const bytes = new BinaryWriter().uint32(1).uint32(2).finish();
+    const writer = new BinaryWriter();
+    for (let i = 0; i < 300; i++) writer.uint32(i);
+    const bytes = writer.finish();
     const one = record(bytes, "plain");
     expect(readPackedIds(bytes, [one, { ...one }]).size).toBe(0);
     expect(readPackedIds(bytes, [{ ...one, whole: false }]).size).toBe(0);
     expect([...readPackedIds(bytes, [one, { ...one, entry: 1 }]).keys()]).toEqual([0, 1]);
+  });
+
+  test("leave a short list to the generated decoder", () => {
+    const bytes = new BinaryWriter().uint32(1).uint32(2).finish();
+    expect(readPackedIds(bytes, [record(bytes, "plain")]).size).toBe(0);
   });
 
   test("decode shuffled device lists, plain and delta, to the ids encoded", () => {
@@ -95,30 +103,36 @@ describe("packed device ids read ahead", () => {
     const payload = validPayload();
     const entry = payload.table?.entries[0];
     if (entry?.kind?.$case !== "deviceList") throw new Error("entry 0 is not a device list");
-    const ids = [3, 1, 4, 1, 5, 9, 2, 6];
-    const forms = [
-      { ids: { $case: "plain" as const, value: { ids } } },
-      {
-        ids: {
-          $case: "delta" as const,
-          value: { deltas: ids.map((id, i) => id - (ids[i - 1] ?? 0)) },
-        },
-      },
+    // Short (read by the generated decoder) and long (read ahead): the same error.
+    const cases: [number[], number][] = [
+      [[3, 1, 4, 1, 5, 9, 2, 6], 3],
+      [[...Array.from({ length: 300 }, (_, i) => 2 * i), 20], 300],
     ];
-    for (const form of forms) {
-      entry.kind.value = form;
-      const error = (() => {
-        try {
-          decodeSpecs(toBytes(payload));
-        } catch (e) {
-          return e;
-        }
-        throw new Error("decoded a list with a repeated id");
-      })();
-      expect(error).toBeInstanceOf(DecodeError);
-      const field = form.ids.$case === "plain" ? "plain.ids" : "delta.deltas";
-      expect((error as DecodeError).path).toBe(`table[0].device_list.${field}[3]`);
-      expect((error as DecodeError).code).toBe("duplicate-device");
+    for (const [ids, at] of cases) {
+      const forms = [
+        { ids: { $case: "plain" as const, value: { ids } } },
+        {
+          ids: {
+            $case: "delta" as const,
+            value: { deltas: ids.map((id, i) => id - (ids[i - 1] ?? 0)) },
+          },
+        },
+      ];
+      for (const form of forms) {
+        entry.kind.value = form;
+        const error = (() => {
+          try {
+            decodeSpecs(toBytes(payload));
+          } catch (e) {
+            return e;
+          }
+          throw new Error("decoded a list with a repeated id");
+        })();
+        expect(error).toBeInstanceOf(DecodeError);
+        const field = form.ids.$case === "plain" ? "plain.ids" : "delta.deltas";
+        expect((error as DecodeError).path).toBe(`table[0].device_list.${field}[${at}]`);
+        expect((error as DecodeError).code).toBe("duplicate-device");
+      }
     }
   });
 });

@@ -57,28 +57,41 @@ export function parsePayload<T>(
 
 /**
  * Reads strings as protobuf requires them, valid UTF-8, as Python's runtime does; and steps
- * over the packed id lists read ahead, leaving their fields empty. The generated decoder reads
- * a packed field as `end = reader.uint32() + reader.pos`, then values while `pos < end`: at a
- * list's length, uint32() moves to the list's end and returns 0, so no value is read.
+ * over the packed id lists read ahead (packed-ids.ts), leaving their fields empty. The
+ * generated decoder reads a packed field as `end = reader.uint32() + reader.pos`, then values
+ * while `pos < end`: at a list's length, uint32() moves to the list's end and returns 0, so no
+ * value is read.
  */
 class StrictReader extends BinaryReader {
-  constructor(bytes: Uint8Array, skips: readonly PackedIds[]) {
+  skips: readonly PackedIds[] = [];
+  next = 0;
+  /** Where the next list's length is, -1 for none. */
+  skipAt = -1;
+
+  constructor(bytes: Uint8Array, skips: readonly PackedIds[] = []) {
     super(bytes);
+    // One function for every reader (a closure each, or a subclass, made every payload's
+    // reads slower once one payload had lists, as calls through `uint32` could not be inlined).
+    this.uint32 = uint32Skipping;
     if (skips.length === 0) return;
-    const read = this.uint32;
-    let next = 0;
-    let at = skips[0].lengthAt;
-    this.uint32 = function (this: StrictReader): number {
-      if (this.pos !== at) return read.call(this);
-      this.pos = skips[next].to;
-      at = ++next < skips.length ? skips[next].lengthAt : -1;
-      return 0;
-    };
+    this.skips = skips;
+    this.skipAt = skips[0].lengthAt;
   }
 
   override string(): string {
     return super.string(true);
   }
+}
+
+/** BinaryReader's own uint32(), as its constructor installs it. */
+const VARINT32 = new BinaryReader(new Uint8Array(0)).uint32;
+
+function uint32Skipping(this: StrictReader): number {
+  if (this.pos !== this.skipAt) return VARINT32.call(this);
+  const { skips } = this;
+  this.pos = skips[this.next].to;
+  this.skipAt = ++this.next < skips.length ? skips[this.next].lengthAt : -1;
+  return 0;
 }
 
 function parse<T>(
