@@ -106,7 +106,7 @@ export function check(message: MessageType, ctx: CheckContext): DeviceListFacts 
 
 /**
  * Checks listed ids (or deltas, summed) and returns them as an Int32Array: in range first,
- * then distinct, as deviceIdsProblem; each a tight pass over typed arrays.
+ * then distinct, as deviceIdsProblem.
  */
 function checkListed(
   values: Int32Array | readonly number[],
@@ -118,51 +118,46 @@ function checkListed(
   // The generated decoder's lists (uint32 ids, int32 deltas) keep their 32 bits as Int32. The
   // array is this decode's own (read ahead, or copied here), so the ids are written over it.
   const ids = values instanceof Int32Array ? values : Int32Array.from(values);
-  const problem = summed ? sumDeltas(ids) : uint32Problem(ids);
-  const found = problem ?? firstRepeat(ids);
+  const found = idsProblem(ids, summed);
   if (found) throw new DecodeError(`${path}${found.at ?? ""}`, found.code, found.detail);
   return { size: ids.length, ids };
 }
 
-/** Sums deltas in place into ids, each sum checked as it comes (so none strays far). */
-function sumDeltas(values: Int32Array): Problem | undefined {
-  for (let i = 0, id = 0; i < values.length; i++) {
-    id += values[i];
-    if (id < 0 || id > MAX_DEVICE_ID) return outOfRange(id, i);
-    values[i] = id;
-  }
-  return undefined;
-}
-
-/** Checks uint32 ids, held as their bits, are device ids: below 2^31. */
-function uint32Problem(values: Int32Array): Problem | undefined {
-  for (let i = 0; i < values.length; i++) if (values[i] < 0) return outOfRange(values[i] >>> 0, i);
-  return undefined;
-}
-
 /**
- * The first position whose id (each a device id) appeared before: ids below `dense` (the usual
- * case) are marked one bit each, a few far ones go to a Set.
+ * Checks listed ids in one pass over `values`, summing deltas in place when `summed`: a range
+ * problem anywhere wins over a repeat, reported at the first position whose id appeared
+ * before. Ids below `dense` (the usual case) are marked one bit each, a few far ones go to a
+ * Set. Uint32 ids are held as their bits, so a negative one is past 2^31-1.
  */
-function firstRepeat(ids: Int32Array): Problem | undefined {
-  const n = ids.length;
+function idsProblem(values: Int32Array, summed: boolean): Problem | undefined {
+  const n = values.length;
   const dense = 8 * n + 64;
   const marks = new Uint8Array(dense >>> 3);
   let far: Set<number> | undefined;
-  for (let i = 0; i < n; i++) {
-    const id = ids[i];
+  let repeat = -1; // the first position whose id appeared before
+  let repeatedId = 0;
+  for (let i = 0, id = 0; i < n; i++) {
+    if (summed) {
+      id += values[i]; // each sum is checked, so none strays far from the range
+      if (id < 0 || id > MAX_DEVICE_ID) return outOfRange(id, i);
+      values[i] = id;
+    } else {
+      id = values[i];
+      if (id < 0) return outOfRange(id >>> 0, i);
+    }
+    if (repeat >= 0) continue;
     if (id < dense) {
       const bit = 1 << (id & 7);
       const m = marks[id >>> 3];
-      if (m & bit) return repeated(id, i);
+      if (m & bit) [repeat, repeatedId] = [i, id];
       marks[id >>> 3] = m | bit;
     } else {
       far ??= new Set();
-      if (far.has(id)) return repeated(id, i);
+      if (far.has(id)) [repeat, repeatedId] = [i, id];
       far.add(id);
     }
   }
-  return undefined;
+  return repeat < 0 ? undefined : repeated(repeatedId, repeat);
 }
 
 function outOfRange(id: number, i: number): Problem {
