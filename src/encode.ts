@@ -37,7 +37,7 @@ export function lowerSpecsPayload(
   const table = seededTable(origin, targetOf(options));
   const at = (path: string) => ({ table, path, targetMinorVersion: table.targetMinorVersion });
   const message =
-    carriedSpecs(origin, (m) => m.specs) ??
+    carriedSpecs(origin, table, (m) => m.specs) ??
     specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion),
@@ -57,9 +57,9 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
   const devices = table.add(program.devices, "devices");
   const message = fn.lower(program.function, at("function"));
   const inputSpecs =
-    carriedSpecs(origin, (m) => m.inputSpecs) ?? specs.lower(program.inputs, at("input_specs"));
+    carriedSpecs(origin, table, (m) => m.inputSpecs) ?? specs.lower(program.inputs, at("input_specs"));
   const outputSpecs = program.outputs
-    ? (carriedSpecs(origin, (m) => m.outputSpecs) ??
+    ? (carriedSpecs(origin, table, (m) => m.outputSpecs) ??
       specs.lower(program.outputs, at("output_specs")))
     : undefined;
   return carryEnvelope(origin, {
@@ -120,9 +120,12 @@ function headerMinorVersion(
  */
 function carriedSpecs<M extends SpecsPayload | ProgramPayload>(
   origin: PayloadOrigin<M> | undefined,
+  table: TableBuilder,
   pick: (message: M) => SpecsMessage | undefined,
 ): SpecsMessage | undefined {
-  return origin ? pick(origin.message) : undefined;
+  // Equal decoded entries fold into one, which moves later indices: then the tree is lowered again.
+  const keptIndices = table.entries.length === origin?.table.length;
+  return origin && keptIndices ? pick(origin.message) : undefined;
 }
 
 /** A table that starts with a decoded payload's entries, in order, so their indices hold. */

@@ -22,7 +22,7 @@ from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import EncodeError
 from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import header
-from colocated_wire.provenance import Origin, carry, origin_of, seeded_table
+from colocated_wire.provenance import Origin, carry, kept_indices, origin_of, seeded_table
 from colocated_wire.schema_version import check_target, header_minor_version
 from colocated_wire.table.lower_table import LowerContext
 
@@ -40,7 +40,7 @@ def serialize_specs(
     minor = header_minor_version(target_minor_version, _carried(origin))
     builder = seeded_table(origin, target)
     message = specs.lower(treedef, leaves, LowerContext(builder))
-    if origin is not None:  # carried: its tree as written (1.1 may shorten what 1.0 wrote)
+    if kept_indices(origin, builder):  # carried: its tree as written (1.1 may shorten it)
         message = origin.message.specs
     payload = payload_pb2.SpecsPayload(
         header=header(payload_pb2.PAYLOAD_KIND_SPECS, minor), table=builder.table, specs=message
@@ -82,7 +82,7 @@ def serialize_program(
     msg.input_specs.CopyFrom(specs.lower(in_treedef, in_leaves, ctx, "input_specs"))
     if out_treedef is not None:
         msg.output_specs.CopyFrom(specs.lower(out_treedef, out_leaves, ctx, "output_specs"))
-    if origin is not None:  # carried: its trees as written (1.1 may shorten what 1.0 wrote)
+    if kept_indices(origin, builder):  # carried: its trees as written (1.1 may shorten them)
         msg.input_specs.CopyFrom(origin.message.input_specs)
         if out_treedef is not None:
             msg.output_specs.CopyFrom(origin.message.output_specs)

@@ -72,6 +72,12 @@ def seeded_table(origin: Origin | None, target_minor_version: int) -> TableBuild
     return builder
 
 
+def kept_indices(origin: Origin | None, builder: TableBuilder) -> bool:
+    """Whether a carried payload's entries kept their indices: equal decoded entries fold into
+    one, which moves later indices, and then its trees must be lowered again."""
+    return origin is not None and len(builder.table.entries) == len(origin.table)
+
+
 def carry(origin: Origin | None, msg: Message, builder: TableBuilder) -> Message:
     """Grafts the decoded payload's unknown fields onto `msg` (its header says the version).
 
