@@ -57,7 +57,8 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
   const devices = table.add(program.devices, "devices");
   const message = fn.lower(program.function, at("function"));
   const inputSpecs =
-    carriedSpecs(origin, table, (m) => m.inputSpecs) ?? specs.lower(program.inputs, at("input_specs"));
+    carriedSpecs(origin, table, (m) => m.inputSpecs) ??
+    specs.lower(program.inputs, at("input_specs"));
   const outputSpecs = program.outputs
     ? (carriedSpecs(origin, table, (m) => m.outputSpecs) ??
       specs.lower(program.outputs, at("output_specs")))
