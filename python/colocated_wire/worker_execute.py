@@ -99,18 +99,23 @@ def run(name: str, fun: Callable, args: tuple, kwargs: dict) -> Any:
         raise function_failed(f"{name} raised {type(e).__name__}: {e}") from e
 
 
-def describe_outputs(name: str, result: Any, version: int) -> service_pb2.ExecuteResponse:
-    """The outputs' SpecsPayload (shardings as JAX gave them) of the agreed minor version,
-    and their bytes."""
+def output_specs_payload(name: str, result: Any, version: int) -> tuple[list[Any], bytes]:
+    """A result's output arrays, and their SpecsPayload of the agreed minor version."""
     leaves, treedef = tree_util.tree_flatten(result)
     outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
     try:
         out_specs = [output_spec(x) for x in outputs]
         # The agreed version, or the newest this library writes if a peer agreed a newer one.
         target = min(version, SCHEMA_MINOR_VERSION)
-        specs = serialize_specs(treedef, out_specs, target_minor_version=target)
+        return outputs, serialize_specs(treedef, out_specs, target_minor_version=target)
     except EncodeError as e:
         raise function_failed(f"the outputs of {name} cannot be written: {e}") from e
+
+
+def describe_outputs(name: str, result: Any, version: int) -> service_pb2.ExecuteResponse:
+    """The outputs' SpecsPayload (shardings as JAX gave them) of the agreed minor version,
+    and their bytes."""
+    outputs, specs = output_specs_payload(name, result, version)
     response = service_pb2.ExecuteResponse()
     response.output_specs.MergeFromString(specs)
     response.output_specs.SetInParent()

@@ -22,25 +22,25 @@ from collections.abc import Callable, Iterable, Iterator
 import grpc
 import jax
 import numpy as np
-from jax import tree_util
 
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
-from colocated_wire.encode import serialize_specs
-from colocated_wire.errors import EncodeError
-from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker_arrays import (
     Index,
-    as_output,
     assemble,
     fixed_dtype,
     output_shards,
-    output_spec,
     put_shard,
     shard_devices,
 )
 from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
-from colocated_wire.worker_execute import call_arguments, check_active, check_version, run
+from colocated_wire.worker_execute import (
+    call_arguments,
+    check_active,
+    check_version,
+    output_specs_payload,
+    run,
+)
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
@@ -271,14 +271,7 @@ def stream_outputs(
     name: str, result: object, version: int
 ) -> Iterator[service_pb2.ExecuteShardedResponse]:
     """The outputs' SpecsPayload, then each output's distinct shards in chunks, then end."""
-    leaves, treedef = tree_util.tree_flatten(result)
-    outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
-    try:
-        specs = [output_spec(x) for x in outputs]
-        target = min(version, SCHEMA_MINOR_VERSION)
-        payload = serialize_specs(treedef, specs, target_minor_version=target)
-    except EncodeError as e:
-        raise function_failed(f"the outputs of {name} cannot be written: {e}") from e
+    outputs, payload = output_specs_payload(name, result, version)
     first = service_pb2.ExecuteShardedResponse()
     first.output_specs.MergeFromString(payload)
     first.output_specs.SetInParent()
