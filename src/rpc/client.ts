@@ -189,7 +189,7 @@ export class WorkerClient {
     }
   }
 
-  /** Closes the channel; calls in flight fail with CANCELLED. */
+  /** Closes the channel once calls in flight end (grpc-js lets them finish); cancel one with `signal`. */
   close(): void {
     this.stub.close();
   }
