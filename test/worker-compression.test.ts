@@ -1,4 +1,4 @@
-import { createConnection, createServer, type Server } from "node:net";
+import { countingProxy } from "../bench/load-proxy";
 import {
   DeviceList,
   FunctionRef,
@@ -20,7 +20,7 @@ jest.setTimeout(60_000);
 
 let worker: RunningWorker;
 let plainOnly: RunningWorker;
-const proxies: Server[] = [];
+const closers: (() => void)[] = [];
 
 beforeAll(async () => {
   ensurePythonEnv();
@@ -32,39 +32,11 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  for (const proxy of proxies) proxy.close();
+  for (const close of closers) close();
   await stopAllWorkers();
 });
 
 /** Bytes that crossed a proxy: up from the client to the worker, down back. */
-interface Counts {
-  up: number;
-  down: number;
-}
-
-/** A TCP proxy to `target` on a free port, counting the bytes it forwards. */
-async function countingProxy(target: string): Promise<{ address: string; counts: Counts }> {
-  const [host, port] = [target.slice(0, target.lastIndexOf(":")), target.split(":").pop()];
-  const counts = { up: 0, down: 0 };
-  const proxy = createServer((client) => {
-    const upstream = createConnection(Number(port), host);
-    client.on("data", (chunk) => {
-      counts.up += chunk.length;
-    });
-    upstream.on("data", (chunk) => {
-      counts.down += chunk.length;
-    });
-    client.pipe(upstream).pipe(client);
-    client.on("error", () => upstream.destroy());
-    upstream.on("error", () => client.destroy());
-  });
-  proxies.push(proxy);
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  const address = proxy.address();
-  if (address === null || typeof address === "string") throw new Error("no proxy port");
-  return { address: `127.0.0.1:${address.port}`, counts };
-}
-
 const mesh = new Mesh(new DeviceList([0, 1, 2, 3, 4, 5, 6, 7]), [2, 4], ["x", "y"]);
 const on = (...spec: (string | null)[]) => new NamedSharding(mesh, new PartitionSpec(...spec));
 /** affine(x, scale, shift) on a 1 MiB array of zeros: as compressible as data can be. */
@@ -82,7 +54,8 @@ const MIB = 1024 * 1024;
 
 /** Runs the program once through a counting proxy; the counts and the output's bytes. */
 async function callThroughProxy(target: string, compression: Compression) {
-  const { address, counts } = await countingProxy(target);
+  const { address, counts, close } = await countingProxy(target);
+  closers.push(close);
   const client = await WorkerClient.connect(address, { compression, deadlineMs: 30_000 });
   try {
     const scalar = (v: number) => new Uint8Array(Float32Array.of(v).buffer);
