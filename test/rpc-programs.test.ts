@@ -204,10 +204,12 @@ describe("limits and cancellation", () => {
     const controller = new AbortController();
     const { call } = await heldCall(client, { signal: controller.signal });
     const stopped = whenStderrSays(gated, "its work stopped");
+    const seen = whenStderrSays(gated, "a call ended before its answer");
     controller.abort();
     const error = await refusal(call);
     expect(error.code).toBe(status.CANCELLED);
     expect(error.message).toMatch(/\(the caller aborted it\)$/);
+    await seen; // the worker has seen the cancellation before the held work goes on
     await openGate();
     await stopped;
     await checkAffine(client, 7); // its one slot is free again

@@ -11,6 +11,7 @@ a program's payload is hashed and decoded as the client sent it.
 from __future__ import annotations
 
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 
@@ -75,6 +76,13 @@ class ColocatedWorker:
 
     def answer(self, call: ExecuteCall | Refused, context, work: Callable[[ExecuteCall], object]):
         """Runs `work` within the limits; a Refused (or a bug) becomes the call's status."""
+        answered = threading.Event()
+
+        def on_end() -> None:  # gRPC has seen the call end: said so when the work still runs
+            if not answered.is_set():
+                print("colocated_wire.worker: a call ended before its answer", file=sys.stderr)
+
+        context.add_callback(on_end)
         try:
             if isinstance(call, Refused):
                 raise call
@@ -87,6 +95,8 @@ class ColocatedWorker:
         except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
             traceback.print_exc(file=sys.stderr)
             context.abort(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
+        finally:
+            answered.set()
 
 
 def handlers(service: ColocatedWorker) -> grpc.GenericRpcHandler:
