@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJRChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydDLmAgoWQ29sb2NhdGVkV29ya2VyU2VydmljZRJPCgpHZXRWZXJzaW9uEh8uY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXF1ZXN0GiAuY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXNwb25zZRJGCgdFeGVjdXRlEhwuY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXNwb25zZRJSCgtMb2FkUHJvZ3JhbRIgLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXNwb25zZRJfCg5FeGVjdXRlU2hhcmRlZBIjLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlcXVlc3QaJC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXNwb25zZSgBMAFiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJRChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCIUChJHZXRUb3BvbG9neVJlcXVlc3QiawoOVG9wb2xvZ3lEZXZpY2USCgoCaWQYASABKAMSFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIQCghwbGF0Zm9ybRgDIAEoCRIMCgRraW5kGAQgASgJEhYKBmNvb3JkcxgFIAMoBUIGEAGItRgEIngKE0dldFRvcG9sb2d5UmVzcG9uc2USFQoNcHJvY2Vzc19jb3VudBgBIAEoDRIVCg1wcm9jZXNzX2luZGV4GAIgASgNEjMKB2RldmljZXMYAyADKAsyHC5jb2xvY2F0ZWQudjEuVG9wb2xvZ3lEZXZpY2VCBIi1GAMyugMKFkNvbG9jYXRlZFdvcmtlclNlcnZpY2USTwoKR2V0VmVyc2lvbhIfLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVxdWVzdBogLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVzcG9uc2USRgoHRXhlY3V0ZRIcLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVxdWVzdBodLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVzcG9uc2USUgoLTG9hZFByb2dyYW0SIC5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXF1ZXN0GiEuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVzcG9uc2USXwoORXhlY3V0ZVNoYXJkZWQSIy5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0GiQuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVzcG9uc2UoATABElIKC0dldFRvcG9sb2d5EiAuY29sb2NhdGVkLnYxLkdldFRvcG9sb2d5UmVxdWVzdBohLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlc3BvbnNlYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_payload]);
 
 /**
  * A loaded program: the SHA-256 of its payload's canonical bytes.
@@ -409,6 +409,100 @@ export const ExecuteShardedResponseSchema: GenMessage<ExecuteShardedResponse> = 
   messageDesc(file_colocated_v1_service, 13);
 
 /**
+ * Asks for the worker's view of its JAX job.
+ *
+ * @generated from message colocated.v1.GetTopologyRequest
+ */
+export type GetTopologyRequest = Message<"colocated.v1.GetTopologyRequest"> & {
+};
+
+/**
+ * Describes the message colocated.v1.GetTopologyRequest.
+ * Use `create(GetTopologyRequestSchema)` to create a new message.
+ */
+export const GetTopologyRequestSchema: GenMessage<GetTopologyRequest> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 14);
+
+/**
+ * One device of the job, as jax.devices() lists it on every process.
+ *
+ * @generated from message colocated.v1.TopologyDevice
+ */
+export type TopologyDevice = Message<"colocated.v1.TopologyDevice"> & {
+  /**
+   * The global device id (the ids that meshes and device lists name).
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The process (jax.process_index()) whose devices these are.
+   *
+   * @generated from field: uint32 process_index = 2;
+   */
+  processIndex: number;
+
+  /**
+   * jax.Device.platform, e.g. "cpu".
+   *
+   * @generated from field: string platform = 3;
+   */
+  platform: string;
+
+  /**
+   * jax.Device.device_kind, e.g. "cpu".
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * jax.Device.coords, where the platform has them (TPUs); empty on CPU.
+   *
+   * @generated from field: repeated int32 coords = 5 [packed = true];
+   */
+  coords: number[];
+};
+
+/**
+ * Describes the message colocated.v1.TopologyDevice.
+ * Use `create(TopologyDeviceSchema)` to create a new message.
+ */
+export const TopologyDeviceSchema: GenMessage<TopologyDevice> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 15);
+
+/**
+ * A worker's JAX job: how many processes, which one this worker is, and
+ * every global device in jax.devices() order.
+ *
+ * @generated from message colocated.v1.GetTopologyResponse
+ */
+export type GetTopologyResponse = Message<"colocated.v1.GetTopologyResponse"> & {
+  /**
+   * @generated from field: uint32 process_count = 1;
+   */
+  processCount: number;
+
+  /**
+   * @generated from field: uint32 process_index = 2;
+   */
+  processIndex: number;
+
+  /**
+   * @generated from field: repeated colocated.v1.TopologyDevice devices = 3;
+   */
+  devices: TopologyDevice[];
+};
+
+/**
+ * Describes the message colocated.v1.GetTopologyResponse.
+ * Use `create(GetTopologyResponseSchema)` to create a new message.
+ */
+export const GetTopologyResponseSchema: GenMessage<GetTopologyResponse> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 16);
+
+/**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
  * job's accelerators.
  *
@@ -460,6 +554,17 @@ export const ColocatedWorkerService: GenService<{
     methodKind: "bidi_streaming";
     input: typeof ExecuteShardedRequestSchema;
     output: typeof ExecuteShardedResponseSchema;
+  },
+  /**
+   * The JAX job this worker belongs to: its processes and every global
+   * device, so a controller can check that its workers form one job.
+   *
+   * @generated from rpc colocated.v1.ColocatedWorkerService.GetTopology
+   */
+  getTopology: {
+    methodKind: "unary";
+    input: typeof GetTopologyRequestSchema;
+    output: typeof GetTopologyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_colocated_v1_service, 0);

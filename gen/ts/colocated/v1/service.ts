@@ -156,6 +156,37 @@ export interface ExecuteShardedResponse {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/** Asks for the worker's view of its JAX job. */
+export interface GetTopologyRequest {
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** One device of the job, as jax.devices() lists it on every process. */
+export interface TopologyDevice {
+  /** The global device id (the ids that meshes and device lists name). */
+  id: bigint;
+  /** The process (jax.process_index()) whose devices these are. */
+  processIndex: number;
+  /** jax.Device.platform, e.g. "cpu". */
+  platform: string;
+  /** jax.Device.device_kind, e.g. "cpu". */
+  kind: string;
+  /** jax.Device.coords, where the platform has them (TPUs); empty on CPU. */
+  coords: number[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A worker's JAX job: how many processes, which one this worker is, and
+ * every global device in jax.devices() order.
+ */
+export interface GetTopologyResponse {
+  processCount: number;
+  processIndex: number;
+  devices: TopologyDevice[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 function createBaseProgramHandle(): ProgramHandle {
   return { digest: new Uint8Array(0), _unknownFields: {} };
 }
@@ -1739,6 +1770,371 @@ export const ExecuteShardedResponse: MessageFns<ExecuteShardedResponse> = {
   },
 };
 
+function createBaseGetTopologyRequest(): GetTopologyRequest {
+  return { _unknownFields: {} };
+}
+
+export const GetTopologyRequest: MessageFns<GetTopologyRequest> = {
+  encode(message: GetTopologyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTopologyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTopologyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetTopologyRequest {
+    return {};
+  },
+
+  toJSON(_: GetTopologyRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTopologyRequest>, I>>(base?: I): GetTopologyRequest {
+    return GetTopologyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTopologyRequest>, I>>(_: I): GetTopologyRequest {
+    const message = createBaseGetTopologyRequest();
+    return message;
+  },
+};
+
+function createBaseTopologyDevice(): TopologyDevice {
+  return { id: 0n, processIndex: 0, platform: "", kind: "", coords: [], _unknownFields: {} };
+}
+
+export const TopologyDevice: MessageFns<TopologyDevice> = {
+  encode(message: TopologyDevice, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0n) {
+      if (BigInt.asIntN(64, message.id) !== message.id) {
+        throw new globalThis.Error("value provided for field message.id of type int64 too large");
+      }
+      writer.uint32(8).int64(message.id);
+    }
+    if (message.processIndex !== 0) {
+      writer.uint32(16).uint32(message.processIndex);
+    }
+    if (message.platform !== "") {
+      writer.uint32(26).string(message.platform);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    if (message.coords.length !== 0) {
+      writer.uint32(42).fork();
+      for (const v of message.coords) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TopologyDevice {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTopologyDevice();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.int64() as bigint;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.processIndex = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag === 40) {
+              message.coords.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 42) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.coords.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TopologyDevice {
+    return {
+      id: isSet(object.id) ? BigInt(object.id) : 0n,
+      processIndex: isSet(object.processIndex)
+        ? globalThis.Number(object.processIndex)
+        : isSet(object.process_index)
+        ? globalThis.Number(object.process_index)
+        : 0,
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      coords: globalThis.Array.isArray(object?.coords) ? object.coords.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: TopologyDevice): unknown {
+    const obj: any = {};
+    if (message.id !== 0n) {
+      obj.id = message.id.toString();
+    }
+    if (message.processIndex !== 0) {
+      obj.processIndex = Math.round(message.processIndex);
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.coords?.length) {
+      obj.coords = message.coords.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TopologyDevice>, I>>(base?: I): TopologyDevice {
+    return TopologyDevice.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TopologyDevice>, I>>(object: I): TopologyDevice {
+    const message = createBaseTopologyDevice();
+    message.id = (object.id !== undefined && object.id !== null) ? BigInt(object.id) : 0n;
+    message.processIndex = object.processIndex ?? 0;
+    message.platform = object.platform ?? "";
+    message.kind = object.kind ?? "";
+    message.coords = object.coords?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseGetTopologyResponse(): GetTopologyResponse {
+  return { processCount: 0, processIndex: 0, devices: [], _unknownFields: {} };
+}
+
+export const GetTopologyResponse: MessageFns<GetTopologyResponse> = {
+  encode(message: GetTopologyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.processCount !== 0) {
+      writer.uint32(8).uint32(message.processCount);
+    }
+    if (message.processIndex !== 0) {
+      writer.uint32(16).uint32(message.processIndex);
+    }
+    for (const v of message.devices) {
+      TopologyDevice.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTopologyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTopologyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.processCount = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.processIndex = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.devices.push(TopologyDevice.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTopologyResponse {
+    return {
+      processCount: isSet(object.processCount)
+        ? globalThis.Number(object.processCount)
+        : isSet(object.process_count)
+        ? globalThis.Number(object.process_count)
+        : 0,
+      processIndex: isSet(object.processIndex)
+        ? globalThis.Number(object.processIndex)
+        : isSet(object.process_index)
+        ? globalThis.Number(object.process_index)
+        : 0,
+      devices: globalThis.Array.isArray(object?.devices)
+        ? object.devices.map((e: any) => TopologyDevice.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GetTopologyResponse): unknown {
+    const obj: any = {};
+    if (message.processCount !== 0) {
+      obj.processCount = Math.round(message.processCount);
+    }
+    if (message.processIndex !== 0) {
+      obj.processIndex = Math.round(message.processIndex);
+    }
+    if (message.devices?.length) {
+      obj.devices = message.devices.map((e) => TopologyDevice.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTopologyResponse>, I>>(base?: I): GetTopologyResponse {
+    return GetTopologyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTopologyResponse>, I>>(object: I): GetTopologyResponse {
+    const message = createBaseGetTopologyResponse();
+    message.processCount = object.processCount ?? 0;
+    message.processIndex = object.processIndex ?? 0;
+    message.devices = object.devices?.map((e) => TopologyDevice.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
  * job's accelerators.
@@ -1795,6 +2191,19 @@ export const ColocatedWorkerServiceService = {
       Buffer.from(ExecuteShardedResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExecuteShardedResponse => ExecuteShardedResponse.decode(value),
   },
+  /**
+   * The JAX job this worker belongs to: its processes and every global
+   * device, so a controller can check that its workers form one job.
+   */
+  getTopology: {
+    path: "/colocated.v1.ColocatedWorkerService/GetTopology" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTopologyRequest): Buffer => Buffer.from(GetTopologyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTopologyRequest => GetTopologyRequest.decode(value),
+    responseSerialize: (value: GetTopologyResponse): Buffer => Buffer.from(GetTopologyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTopologyResponse => GetTopologyResponse.decode(value),
+  },
 } as const;
 
 export interface ColocatedWorkerServiceServer extends UntypedServiceImplementation {
@@ -1809,6 +2218,11 @@ export interface ColocatedWorkerServiceServer extends UntypedServiceImplementati
    * streams the outputs back the same way: for arrays of any size.
    */
   executeSharded: handleBidiStreamingCall<ExecuteShardedRequest, ExecuteShardedResponse>;
+  /**
+   * The JAX job this worker belongs to: its processes and every global
+   * device, so a controller can check that its workers form one job.
+   */
+  getTopology: handleUnaryCall<GetTopologyRequest, GetTopologyResponse>;
 }
 
 export interface ColocatedWorkerServiceClient extends Client {
@@ -1870,6 +2284,25 @@ export interface ColocatedWorkerServiceClient extends Client {
     metadata: Metadata,
     options?: Partial<CallOptions>,
   ): ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>;
+  /**
+   * The JAX job this worker belongs to: its processes and every global
+   * device, so a controller can check that its workers form one job.
+   */
+  getTopology(
+    request: GetTopologyRequest,
+    callback: (error: ServiceError | null, response: GetTopologyResponse) => void,
+  ): ClientUnaryCall;
+  getTopology(
+    request: GetTopologyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTopologyResponse) => void,
+  ): ClientUnaryCall;
+  getTopology(
+    request: GetTopologyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTopologyResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const ColocatedWorkerServiceClient = makeGenericClientConstructor(

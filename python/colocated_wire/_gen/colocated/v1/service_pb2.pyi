@@ -127,3 +127,31 @@ class ExecuteShardedResponse(_message.Message):
     chunk: ShardChunk
     end: bool
     def __init__(self, output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., chunk: _Optional[_Union[ShardChunk, _Mapping]] = ..., end: _Optional[bool] = ...) -> None: ...
+
+class GetTopologyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TopologyDevice(_message.Message):
+    __slots__ = ("id", "process_index", "platform", "kind", "coords")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_INDEX_FIELD_NUMBER: _ClassVar[int]
+    PLATFORM_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    COORDS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    process_index: int
+    platform: str
+    kind: str
+    coords: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, id: _Optional[int] = ..., process_index: _Optional[int] = ..., platform: _Optional[str] = ..., kind: _Optional[str] = ..., coords: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class GetTopologyResponse(_message.Message):
+    __slots__ = ("process_count", "process_index", "devices")
+    PROCESS_COUNT_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_INDEX_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    process_count: int
+    process_index: int
+    devices: _containers.RepeatedCompositeFieldContainer[TopologyDevice]
+    def __init__(self, process_count: _Optional[int] = ..., process_index: _Optional[int] = ..., devices: _Optional[_Iterable[_Union[TopologyDevice, _Mapping]]] = ...) -> None: ...

@@ -61,6 +61,11 @@ class ColocatedWorkerServiceStub:
                 request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.SerializeToString,
                 response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.FromString,
                 _registered_method=True)
+        self.GetTopology = channel.unary_unary(
+                '/colocated.v1.ColocatedWorkerService/GetTopology',
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.FromString,
+                _registered_method=True)
 
 
 class ColocatedWorkerServiceServicer:
@@ -102,6 +107,14 @@ class ColocatedWorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTopology(self, request, context):
+        """The JAX job this worker belongs to: its processes and every global
+        device, so a controller can check that its workers form one job.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -124,6 +137,11 @@ def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
                     servicer.ExecuteSharded,
                     request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.FromString,
                     response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.SerializeToString,
+            ),
+            'GetTopology': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTopology,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -241,6 +259,33 @@ class ColocatedWorkerService:
             '/colocated.v1.ColocatedWorkerService/ExecuteSharded',
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedRequest.SerializeToString,
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.ExecuteShardedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTopology(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/colocated.v1.ColocatedWorkerService/GetTopology',
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.FromString,
             options,
             channel_credentials,
             insecure,
