@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/tree.proto.
  */
 export const file_colocated_v1_tree: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIu4CCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYARIWCghrZXlfdGV4dBgJIAEoDEIEmLUYARIdCglrZXlfc2l6ZXMYCiADKA1CChABiLUYBZi1GAESHQoPZnJlc2hfZGljdF9rZXlzGAsgASgIQgSYtRgBIj8KB0RpY3RLZXkSDQoDaW50GAEgASgSSAASDgoEYm9vbBgCIAEoCEgAEg4KBG5vbmUYAyABKAhIAEIFCgNrZXkiLgoITm9kZVR5cGUSDAoEbmFtZRgBIAEoCRIUCgZmaWVsZHMYAiADKAlCBIi1GAUqtgIKCE5vZGVLaW5kEhkKFU5PREVfS0lORF9VTlNQRUNJRklFRBAAEhIKDk5PREVfS0lORF9MRUFGEAESEgoOTk9ERV9LSU5EX05PTkUQAhITCg9OT0RFX0tJTkRfVFVQTEUQAxISCg5OT0RFX0tJTkRfTElTVBAEEhIKDk5PREVfS0lORF9ESUNUEAUSGAoUTk9ERV9LSU5EX05BTUVEVFVQTEUQBhIUChBOT0RFX0tJTkRfQ1VTVE9NEAcSIAoWTk9ERV9LSU5EX09SREVSRURfRElDVBAIGgSQtRgBEiAKFk5PREVfS0lORF9ERUZBVUxUX0RJQ1QQCRoEkLUYARIaChBOT0RFX0tJTkRfTEVBVkVTEAoaBJC1GAESGgoQTk9ERV9LSU5EX1JFUEVBVBALGgSQtRgBYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_version]);
+  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIu4CCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYARIWCghrZXlfdGV4dBgJIAEoDEIEmLUYARIdCglrZXlfc2l6ZXMYCiADKA1CChABiLUYBZi1GAESHQoPZnJlc2hfZGljdF9rZXlzGAsgASgIQgSYtRgBIrQBCgdEaWN0S2V5Eg0KA2ludBgBIAEoEkgAEg4KBGJvb2wYAiABKAhIABIOCgRub25lGAMgASgISAASFQoFZmxvYXQYBCABKAFCBJi1GAFIABIVCgVieXRlcxgFIAEoDEIEmLUYAUgAEi0KBXR1cGxlGAYgASgLMhYuY29sb2NhdGVkLnYxLktleVR1cGxlQgSYtRgBSAASFgoGcGlja2xlGAcgASgMQgSYtRgBSABCBQoDa2V5IiEKCEtleVR1cGxlEhUKBWl0ZW1zGAEgAygNQgYQAYi1GAUiRAoITm9kZVR5cGUSDAoEbmFtZRgBIAEoCRIUCgZmaWVsZHMYAiADKAlCBIi1GAUSFAoGcGlja2xlGAMgASgMQgSYtRgBKrYCCghOb2RlS2luZBIZChVOT0RFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5OT0RFX0tJTkRfTEVBRhABEhIKDk5PREVfS0lORF9OT05FEAISEwoPTk9ERV9LSU5EX1RVUExFEAMSEgoOTk9ERV9LSU5EX0xJU1QQBBISCg5OT0RFX0tJTkRfRElDVBAFEhgKFE5PREVfS0lORF9OQU1FRFRVUExFEAYSFAoQTk9ERV9LSU5EX0NVU1RPTRAHEiAKFk5PREVfS0lORF9PUkRFUkVEX0RJQ1QQCBoEkLUYARIgChZOT0RFX0tJTkRfREVGQVVMVF9ESUNUEAkaBJC1GAESGgoQTk9ERV9LSU5EX0xFQVZFUxAKGgSQtRgBEhoKEE5PREVfS0lORF9SRVBFQVQQCxoEkLUYAWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_version]);
 
 /**
  * A PyTreeDef, flattened into packed columns so that a node costs about a
@@ -52,9 +52,13 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
    * For each DICT, ORDERED_DICT and DEFAULT_DICT node in preorder, its keys as
    * indexes into the key pool: `strings`, then `keys` (index len(strings) + j
    * is keys[j]). A DICT's and a DEFAULT_DICT's keys are sorted as JAX sorts
-   * them: all str in strictly increasing code-point order, or all int and bool
-   * in strictly increasing numeric order (False is 0, True is 1), or a sole
-   * None. An ORDERED_DICT's keys are distinct, in insertion order.
+   * them (Python's `<`): all str in strictly increasing code-point order, or
+   * all numbers (int, bool, and from 1.1 float) in strictly increasing
+   * numeric order (False is 0, True is 1), or (1.1) all bytes in increasing
+   * byte order, or (1.1) all tuples in Python's order (items compared in turn
+   * by Python's `==`, the first unequal pair decides and must be comparable), or a
+   * sole None. A pickled key (1.1) is not compared. An ORDERED_DICT's keys are
+   * distinct, in insertion order.
    *
    * @generated from field: repeated uint32 dict_keys = 4 [packed = true];
    */
@@ -159,6 +163,42 @@ export type DictKey = Message<"colocated.v1.DictKey"> & {
      */
     value: boolean;
     case: "none";
+  } | {
+    /**
+     * A Python float (1.1), never NaN: -0.0 and 0.0 are one key, written as
+     * the one the dict holds.
+     *
+     * @generated from field: double float = 4;
+     */
+    value: number;
+    case: "float";
+  } | {
+    /**
+     * A Python bytes (1.1).
+     *
+     * @generated from field: bytes bytes = 5;
+     */
+    value: Uint8Array;
+    case: "bytes";
+  } | {
+    /**
+     * A Python tuple (1.1), its items keys of the pool.
+     *
+     * @generated from field: colocated.v1.KeyTuple tuple = 6;
+     */
+    value: KeyTuple;
+    case: "tuple";
+  } | {
+    /**
+     * Any other hashable key (1.1), pickled: a str or int subclass, an enum
+     * member, a NaN, a frozenset. Written and read only by a writer and a
+     * reader that trust pickles; a dict holding one is taken in the order
+     * written.
+     *
+     * @generated from field: bytes pickle = 7;
+     */
+    value: Uint8Array;
+    case: "pickle";
   } | { case: undefined; value?: undefined };
 };
 
@@ -168,6 +208,28 @@ export type DictKey = Message<"colocated.v1.DictKey"> & {
  */
 export const DictKeySchema: GenMessage<DictKey> = /*@__PURE__*/
   messageDesc(file_colocated_v1_tree, 1);
+
+/**
+ * A dict key that is a tuple (1.1).
+ *
+ * @generated from message colocated.v1.KeyTuple
+ */
+export type KeyTuple = Message<"colocated.v1.KeyTuple"> & {
+  /**
+   * Its items as indexes into the key pool (`strings` or `key_text`, then
+   * `keys`), each naming a key before this one in the pool.
+   *
+   * @generated from field: repeated uint32 items = 1 [packed = true];
+   */
+  items: number[];
+};
+
+/**
+ * Describes the message colocated.v1.KeyTuple.
+ * Use `create(KeyTupleSchema)` to create a new message.
+ */
+export const KeyTupleSchema: GenMessage<KeyTuple> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_tree, 2);
 
 /**
  * A namedtuple class or a registered custom node type.
@@ -188,6 +250,15 @@ export type NodeType = Message<"colocated.v1.NodeType"> & {
    * @generated from field: repeated string fields = 2;
    */
   fields: string[];
+
+  /**
+   * A defaultdict's default_factory pickled (1.1), when it has no name that
+   * finds it again (a lambda, a local function); `name` is then empty.
+   * Written and read only by a writer and a reader that trust pickles.
+   *
+   * @generated from field: bytes pickle = 3;
+   */
+  pickle: Uint8Array;
 };
 
 /**
@@ -195,7 +266,7 @@ export type NodeType = Message<"colocated.v1.NodeType"> & {
  * Use `create(NodeTypeSchema)` to create a new message.
  */
 export const NodeTypeSchema: GenMessage<NodeType> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_tree, 2);
+  messageDesc(file_colocated_v1_tree, 3);
 
 /**
  * Kinds of PyTreeDef node.

@@ -145,9 +145,13 @@ export interface TreeDef {
    * For each DICT, ORDERED_DICT and DEFAULT_DICT node in preorder, its keys as
    * indexes into the key pool: `strings`, then `keys` (index len(strings) + j
    * is keys[j]). A DICT's and a DEFAULT_DICT's keys are sorted as JAX sorts
-   * them: all str in strictly increasing code-point order, or all int and bool
-   * in strictly increasing numeric order (False is 0, True is 1), or a sole
-   * None. An ORDERED_DICT's keys are distinct, in insertion order.
+   * them (Python's `<`): all str in strictly increasing code-point order, or
+   * all numbers (int, bool, and from 1.1 float) in strictly increasing
+   * numeric order (False is 0, True is 1), or (1.1) all bytes in increasing
+   * byte order, or (1.1) all tuples in Python's order (items compared in turn
+   * by Python's `==`, the first unequal pair decides and must be comparable), or a
+   * sole None. A pickled key (1.1) is not compared. An ORDERED_DICT's keys are
+   * distinct, in insertion order.
    */
   dictKeys: number[];
   /**
@@ -200,7 +204,37 @@ export interface DictKey {
     | //
     /** Python's None (the value is true). */
     { $case: "none"; value: boolean }
+    | //
+    /**
+     * A Python float (1.1), never NaN: -0.0 and 0.0 are one key, written as
+     * the one the dict holds.
+     */
+    { $case: "float"; value: number }
+    | //
+    /** A Python bytes (1.1). */
+    { $case: "bytes"; value: Uint8Array }
+    | //
+    /** A Python tuple (1.1), its items keys of the pool. */
+    { $case: "tuple"; value: KeyTuple }
+    | //
+    /**
+     * Any other hashable key (1.1), pickled: a str or int subclass, an enum
+     * member, a NaN, a frozenset. Written and read only by a writer and a
+     * reader that trust pickles; a dict holding one is taken in the order
+     * written.
+     */
+    { $case: "pickle"; value: Uint8Array }
     | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A dict key that is a tuple (1.1). */
+export interface KeyTuple {
+  /**
+   * Its items as indexes into the key pool (`strings` or `key_text`, then
+   * `keys`), each naming a key before this one in the pool.
+   */
+  items: number[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -210,6 +244,12 @@ export interface NodeType {
   name: string;
   /** A namedtuple's field names, in order; empty for custom nodes. */
   fields: string[];
+  /**
+   * A defaultdict's default_factory pickled (1.1), when it has no name that
+   * finds it again (a lambda, a local function); `name` is then empty.
+   * Written and read only by a writer and a reader that trust pickles.
+   */
+  pickle: Uint8Array;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -590,6 +630,18 @@ export const DictKey: MessageFns<DictKey> = {
       case "none":
         writer.uint32(24).bool(message.key.value);
         break;
+      case "float":
+        writer.uint32(33).double(message.key.value);
+        break;
+      case "bytes":
+        writer.uint32(42).bytes(message.key.value);
+        break;
+      case "tuple":
+        KeyTuple.encode(message.key.value, writer.uint32(50).fork()).join();
+        break;
+      case "pickle":
+        writer.uint32(58).bytes(message.key.value);
+        break;
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -639,6 +691,38 @@ export const DictKey: MessageFns<DictKey> = {
             message.key = { $case: "none", value: reader.bool() };
             continue;
           }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.key = { $case: "float", value: reader.double() };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.key = { $case: "bytes", value: reader.bytes() };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.key = { $case: "tuple", value: KeyTuple.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.key = { $case: "pickle", value: reader.bytes() };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -667,6 +751,14 @@ export const DictKey: MessageFns<DictKey> = {
         ? { $case: "bool", value: globalThis.Boolean(object.bool) }
         : isSet(object.none)
         ? { $case: "none", value: globalThis.Boolean(object.none) }
+        : isSet(object.float)
+        ? { $case: "float", value: globalThis.Number(object.float) }
+        : isSet(object.bytes)
+        ? { $case: "bytes", value: bytesFromBase64(object.bytes) }
+        : isSet(object.tuple)
+        ? { $case: "tuple", value: KeyTuple.fromJSON(object.tuple) }
+        : isSet(object.pickle)
+        ? { $case: "pickle", value: bytesFromBase64(object.pickle) }
         : undefined,
     };
   },
@@ -679,6 +771,14 @@ export const DictKey: MessageFns<DictKey> = {
       obj.bool = message.key.value;
     } else if (message.key?.$case === "none") {
       obj.none = message.key.value;
+    } else if (message.key?.$case === "float") {
+      obj.float = floatToJson(message.key.value);
+    } else if (message.key?.$case === "bytes") {
+      obj.bytes = base64FromBytes(message.key.value);
+    } else if (message.key?.$case === "tuple") {
+      obj.tuple = KeyTuple.toJSON(message.key.value);
+    } else if (message.key?.$case === "pickle") {
+      obj.pickle = base64FromBytes(message.key.value);
     }
     return obj;
   },
@@ -707,13 +807,134 @@ export const DictKey: MessageFns<DictKey> = {
         }
         break;
       }
+      case "float": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "float", value: object.key.value };
+        }
+        break;
+      }
+      case "bytes": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "bytes", value: object.key.value };
+        }
+        break;
+      }
+      case "tuple": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "tuple", value: KeyTuple.fromPartial(object.key.value) };
+        }
+        break;
+      }
+      case "pickle": {
+        if (object.key?.value !== undefined && object.key?.value !== null) {
+          message.key = { $case: "pickle", value: object.key.value };
+        }
+        break;
+      }
     }
     return message;
   },
 };
 
+function createBaseKeyTuple(): KeyTuple {
+  return { items: [], _unknownFields: {} };
+}
+
+export const KeyTuple: MessageFns<KeyTuple> = {
+  encode(message: KeyTuple, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.items.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.items) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyTuple {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyTuple();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.items.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.items.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyTuple {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => globalThis.Number(e)) : [] };
+  },
+
+  toJSON(message: KeyTuple): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyTuple>, I>>(base?: I): KeyTuple {
+    return KeyTuple.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyTuple>, I>>(object: I): KeyTuple {
+    const message = createBaseKeyTuple();
+    message.items = object.items?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBaseNodeType(): NodeType {
-  return { name: "", fields: [], _unknownFields: {} };
+  return { name: "", fields: [], pickle: new Uint8Array(0), _unknownFields: {} };
 }
 
 export const NodeType: MessageFns<NodeType> = {
@@ -723,6 +944,9 @@ export const NodeType: MessageFns<NodeType> = {
     }
     for (const v of message.fields) {
       writer.uint32(18).string(v!);
+    }
+    if (message.pickle.length !== 0) {
+      writer.uint32(26).bytes(message.pickle);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -764,6 +988,14 @@ export const NodeType: MessageFns<NodeType> = {
             message.fields.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pickle = reader.bytes();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -788,6 +1020,7 @@ export const NodeType: MessageFns<NodeType> = {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       fields: globalThis.Array.isArray(object?.fields) ? object.fields.map((e: any) => globalThis.String(e)) : [],
+      pickle: isSet(object.pickle) ? bytesFromBase64(object.pickle) : new Uint8Array(0),
     };
   },
 
@@ -799,6 +1032,9 @@ export const NodeType: MessageFns<NodeType> = {
     if (message.fields?.length) {
       obj.fields = message.fields;
     }
+    if (message.pickle.length !== 0) {
+      obj.pickle = base64FromBytes(message.pickle);
+    }
     return obj;
   },
 
@@ -809,6 +1045,7 @@ export const NodeType: MessageFns<NodeType> = {
     const message = createBaseNodeType();
     message.name = object.name ?? "";
     message.fields = object.fields?.map((e) => e) || [];
+    message.pickle = object.pickle ?? new Uint8Array(0);
     return message;
   },
 };
@@ -836,6 +1073,10 @@ function base64FromBytes(arr: Uint8Array): string {
     });
     return globalThis.btoa(bin.join(""));
   }
+}
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | bigint | undefined;

@@ -26,7 +26,7 @@ from colocated_wire._gen.colocated.v1 import limit_pb2 as colocated__wire_dot___
 from colocated_wire._gen.colocated.v1 import version_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_version__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+colocated_wire/_gen/colocated/v1/tree.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/version.proto\"\xee\x02\n\x07TreeDef\x12-\n\x05kinds\x18\x01 \x03(\x0e\x32\x16.colocated.v1.NodeKindB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\x07\x61rities\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x15\n\x07strings\x18\x03 \x03(\tB\x04\x88\xb5\x18\x05\x12\x19\n\tdict_keys\x18\x04 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x30\n\nnode_types\x18\x05 \x03(\x0b\x32\x16.colocated.v1.NodeTypeB\x04\x88\xb5\x18\x05\x12\x19\n\ttype_refs\x18\x06 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\tnode_data\x18\x07 \x03(\x0c\x42\x04\x88\xb5\x18\x05\x12-\n\x04keys\x18\x08 \x03(\x0b\x32\x15.colocated.v1.DictKeyB\x08\x88\xb5\x18\x05\x98\xb5\x18\x01\x12\x16\n\x08key_text\x18\t \x01(\x0c\x42\x04\x98\xb5\x18\x01\x12\x1d\n\tkey_sizes\x18\n \x03(\rB\n\x10\x01\x88\xb5\x18\x05\x98\xb5\x18\x01\x12\x1d\n\x0f\x66resh_dict_keys\x18\x0b \x01(\x08\x42\x04\x98\xb5\x18\x01\"?\n\x07\x44ictKey\x12\r\n\x03int\x18\x01 \x01(\x12H\x00\x12\x0e\n\x04\x62ool\x18\x02 \x01(\x08H\x00\x12\x0e\n\x04none\x18\x03 \x01(\x08H\x00\x42\x05\n\x03key\".\n\x08NodeType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x06\x66ields\x18\x02 \x03(\tB\x04\x88\xb5\x18\x05*\xb6\x02\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eNODE_KIND_LEAF\x10\x01\x12\x12\n\x0eNODE_KIND_NONE\x10\x02\x12\x13\n\x0fNODE_KIND_TUPLE\x10\x03\x12\x12\n\x0eNODE_KIND_LIST\x10\x04\x12\x12\n\x0eNODE_KIND_DICT\x10\x05\x12\x18\n\x14NODE_KIND_NAMEDTUPLE\x10\x06\x12\x14\n\x10NODE_KIND_CUSTOM\x10\x07\x12 \n\x16NODE_KIND_ORDERED_DICT\x10\x08\x1a\x04\x90\xb5\x18\x01\x12 \n\x16NODE_KIND_DEFAULT_DICT\x10\t\x1a\x04\x90\xb5\x18\x01\x12\x1a\n\x10NODE_KIND_LEAVES\x10\n\x1a\x04\x90\xb5\x18\x01\x12\x1a\n\x10NODE_KIND_REPEAT\x10\x0b\x1a\x04\x90\xb5\x18\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+colocated_wire/_gen/colocated/v1/tree.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/version.proto\"\xee\x02\n\x07TreeDef\x12-\n\x05kinds\x18\x01 \x03(\x0e\x32\x16.colocated.v1.NodeKindB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\x07\x61rities\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x15\n\x07strings\x18\x03 \x03(\tB\x04\x88\xb5\x18\x05\x12\x19\n\tdict_keys\x18\x04 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x30\n\nnode_types\x18\x05 \x03(\x0b\x32\x16.colocated.v1.NodeTypeB\x04\x88\xb5\x18\x05\x12\x19\n\ttype_refs\x18\x06 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x17\n\tnode_data\x18\x07 \x03(\x0c\x42\x04\x88\xb5\x18\x05\x12-\n\x04keys\x18\x08 \x03(\x0b\x32\x15.colocated.v1.DictKeyB\x08\x88\xb5\x18\x05\x98\xb5\x18\x01\x12\x16\n\x08key_text\x18\t \x01(\x0c\x42\x04\x98\xb5\x18\x01\x12\x1d\n\tkey_sizes\x18\n \x03(\rB\n\x10\x01\x88\xb5\x18\x05\x98\xb5\x18\x01\x12\x1d\n\x0f\x66resh_dict_keys\x18\x0b \x01(\x08\x42\x04\x98\xb5\x18\x01\"\xb4\x01\n\x07\x44ictKey\x12\r\n\x03int\x18\x01 \x01(\x12H\x00\x12\x0e\n\x04\x62ool\x18\x02 \x01(\x08H\x00\x12\x0e\n\x04none\x18\x03 \x01(\x08H\x00\x12\x15\n\x05\x66loat\x18\x04 \x01(\x01\x42\x04\x98\xb5\x18\x01H\x00\x12\x15\n\x05\x62ytes\x18\x05 \x01(\x0c\x42\x04\x98\xb5\x18\x01H\x00\x12-\n\x05tuple\x18\x06 \x01(\x0b\x32\x16.colocated.v1.KeyTupleB\x04\x98\xb5\x18\x01H\x00\x12\x16\n\x06pickle\x18\x07 \x01(\x0c\x42\x04\x98\xb5\x18\x01H\x00\x42\x05\n\x03key\"!\n\x08KeyTuple\x12\x15\n\x05items\x18\x01 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\"D\n\x08NodeType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x06\x66ields\x18\x02 \x03(\tB\x04\x88\xb5\x18\x05\x12\x14\n\x06pickle\x18\x03 \x01(\x0c\x42\x04\x98\xb5\x18\x01*\xb6\x02\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eNODE_KIND_LEAF\x10\x01\x12\x12\n\x0eNODE_KIND_NONE\x10\x02\x12\x13\n\x0fNODE_KIND_TUPLE\x10\x03\x12\x12\n\x0eNODE_KIND_LIST\x10\x04\x12\x12\n\x0eNODE_KIND_DICT\x10\x05\x12\x18\n\x14NODE_KIND_NAMEDTUPLE\x10\x06\x12\x14\n\x10NODE_KIND_CUSTOM\x10\x07\x12 \n\x16NODE_KIND_ORDERED_DICT\x10\x08\x1a\x04\x90\xb5\x18\x01\x12 \n\x16NODE_KIND_DEFAULT_DICT\x10\t\x1a\x04\x90\xb5\x18\x01\x12\x1a\n\x10NODE_KIND_LEAVES\x10\n\x1a\x04\x90\xb5\x18\x01\x12\x1a\n\x10NODE_KIND_REPEAT\x10\x0b\x1a\x04\x90\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,14 +63,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TREEDEF'].fields_by_name['key_sizes']._serialized_options = b'\020\001\210\265\030\005\230\265\030\001'
   _globals['_TREEDEF'].fields_by_name['fresh_dict_keys']._loaded_options = None
   _globals['_TREEDEF'].fields_by_name['fresh_dict_keys']._serialized_options = b'\230\265\030\001'
+  _globals['_DICTKEY'].fields_by_name['float']._loaded_options = None
+  _globals['_DICTKEY'].fields_by_name['float']._serialized_options = b'\230\265\030\001'
+  _globals['_DICTKEY'].fields_by_name['bytes']._loaded_options = None
+  _globals['_DICTKEY'].fields_by_name['bytes']._serialized_options = b'\230\265\030\001'
+  _globals['_DICTKEY'].fields_by_name['tuple']._loaded_options = None
+  _globals['_DICTKEY'].fields_by_name['tuple']._serialized_options = b'\230\265\030\001'
+  _globals['_DICTKEY'].fields_by_name['pickle']._loaded_options = None
+  _globals['_DICTKEY'].fields_by_name['pickle']._serialized_options = b'\230\265\030\001'
+  _globals['_KEYTUPLE'].fields_by_name['items']._loaded_options = None
+  _globals['_KEYTUPLE'].fields_by_name['items']._serialized_options = b'\020\001\210\265\030\005'
   _globals['_NODETYPE'].fields_by_name['fields']._loaded_options = None
   _globals['_NODETYPE'].fields_by_name['fields']._serialized_options = b'\210\265\030\005'
-  _globals['_NODEKIND']._serialized_start=638
-  _globals['_NODEKIND']._serialized_end=948
+  _globals['_NODETYPE'].fields_by_name['pickle']._loaded_options = None
+  _globals['_NODETYPE'].fields_by_name['pickle']._serialized_options = b'\230\265\030\001'
+  _globals['_NODEKIND']._serialized_start=813
+  _globals['_NODEKIND']._serialized_end=1123
   _globals['_TREEDEF']._serialized_start=156
   _globals['_TREEDEF']._serialized_end=522
-  _globals['_DICTKEY']._serialized_start=524
-  _globals['_DICTKEY']._serialized_end=587
-  _globals['_NODETYPE']._serialized_start=589
-  _globals['_NODETYPE']._serialized_end=635
+  _globals['_DICTKEY']._serialized_start=525
+  _globals['_DICTKEY']._serialized_end=705
+  _globals['_KEYTUPLE']._serialized_start=707
+  _globals['_KEYTUPLE']._serialized_end=740
+  _globals['_NODETYPE']._serialized_start=742
+  _globals['_NODETYPE']._serialized_end=810
 # @@protoc_insertion_point(module_scope)

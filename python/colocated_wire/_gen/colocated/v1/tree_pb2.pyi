@@ -63,19 +63,35 @@ class TreeDef(_message.Message):
     def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ..., key_text: _Optional[bytes] = ..., key_sizes: _Optional[_Iterable[int]] = ..., fresh_dict_keys: _Optional[bool] = ...) -> None: ...
 
 class DictKey(_message.Message):
-    __slots__ = ("int", "bool", "none")
+    __slots__ = ("int", "bool", "none", "float", "bytes", "tuple", "pickle")
     INT_FIELD_NUMBER: _ClassVar[int]
     BOOL_FIELD_NUMBER: _ClassVar[int]
     NONE_FIELD_NUMBER: _ClassVar[int]
+    FLOAT_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    TUPLE_FIELD_NUMBER: _ClassVar[int]
+    PICKLE_FIELD_NUMBER: _ClassVar[int]
     int: int
     bool: bool
     none: bool
-    def __init__(self, int: _Optional[int] = ..., bool: _Optional[bool] = ..., none: _Optional[bool] = ...) -> None: ...
+    float: float
+    bytes: bytes
+    tuple: KeyTuple
+    pickle: bytes
+    def __init__(self, int: _Optional[int] = ..., bool: _Optional[bool] = ..., none: _Optional[bool] = ..., float: _Optional[float] = ..., bytes: _Optional[bytes] = ..., tuple: _Optional[_Union[KeyTuple, _Mapping]] = ..., pickle: _Optional[bytes] = ...) -> None: ...
+
+class KeyTuple(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, items: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class NodeType(_message.Message):
-    __slots__ = ("name", "fields")
+    __slots__ = ("name", "fields", "pickle")
     NAME_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
+    PICKLE_FIELD_NUMBER: _ClassVar[int]
     name: str
     fields: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ...) -> None: ...
+    pickle: bytes
+    def __init__(self, name: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ..., pickle: _Optional[bytes] = ...) -> None: ...
