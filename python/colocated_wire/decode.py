@@ -20,6 +20,7 @@ from jax._src.lib import xla_client as xc
 
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
+from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
 from colocated_wire.payload import function, specs
@@ -39,9 +40,14 @@ class Program(NamedTuple):
 
 
 def deserialize_specs(
-    data: bytes, *, limits: DecodeLimits | None = None, max_minor_version: int | None = None
+    data: bytes,
+    *,
+    limits: DecodeLimits | None = None,
+    max_minor_version: int | None = None,
+    allow_pickle: bool = False,
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
-    """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes."""
+    """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
+    holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
     limits = limits or DEFAULT_LIMITS
     msg, unknown_fields = parse_payload(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
@@ -52,7 +58,8 @@ def deserialize_specs(
     shape = specs.check(_part(msg, "specs"), ctx)
 
     objects = lift_table(refs)
-    treedef, leaves = specs.lift(msg.specs, LiftContext(objects, shape))
+    with allow_pickles(allow_pickle):
+        treedef, leaves = specs.lift(msg.specs, LiftContext(objects, shape))
     if unknown_fields:
         leaves = remember(leaves, Origin(msg, objects, (treedef,)))
     return treedef, leaves
@@ -69,7 +76,8 @@ def deserialize_program(
 ) -> Program:
     """The Program of ProgramPayload bytes.
 
-    A pickled function is unpickled only if `allow_pickle`; otherwise `fun`
+    A pickled function (and what the specs' trees hold pickled) is unpickled only if
+    `allow_pickle`; otherwise `fun`
     is an `UnloadedFunction` that raises when called. A function by name
     resolves only if `allowed_modules` names its module or `allowed_functions`
     its qualified name (`module.qualname`); without either, none does
@@ -100,10 +108,12 @@ def deserialize_program(
         out_shape = specs.check(msg.output_specs, at("output_specs"))
 
     objects = lift_table(refs)
-    in_treedef, in_leaves = specs.lift(msg.input_specs, LiftContext(objects, in_shape))
-    out_treedef = out_leaves = None
-    if out_shape is not None:
-        out_treedef, out_leaves = specs.lift(msg.output_specs, LiftContext(objects, out_shape))
+    with allow_pickles(allow_pickle):
+        in_treedef, in_leaves = specs.lift(msg.input_specs, LiftContext(objects, in_shape))
+        out_treedef = out_leaves = None
+        if out_shape is not None:
+            out_ctx = LiftContext(objects, out_shape)
+            out_treedef, out_leaves = specs.lift(msg.output_specs, out_ctx)
     fun = function.lift(
         msg.function, LiftContext(objects, None), allow_pickle, allowed_modules, allowed_functions
     )

@@ -19,6 +19,7 @@ from jax import tree_util
 from jax._src.lib import xla_client as xc
 
 from colocated_wire._gen.colocated.v1 import payload_pb2
+from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import EncodeError
 from colocated_wire.payload import function, specs
 from colocated_wire.payload.header import header
@@ -32,9 +33,20 @@ def serialize_specs(
     leaves: Sequence[jax.ShapeDtypeStruct],
     *,
     target_minor_version: int | None = None,
+    allow_pickle: bool = False,
 ) -> bytes:
     """Canonical SpecsPayload bytes for a pytree of ShapeDtypeStructs, readable by a reader of
-    `target_minor_version` (default: the latest); anything newer is an EncodeError."""
+    `target_minor_version` (default: the latest); anything newer is an EncodeError. What a
+    tree holds without a wire form (1.1) is pickled only if `allow_pickle`."""
+    with allow_pickles(allow_pickle):
+        return _serialize_specs(treedef, leaves, target_minor_version)
+
+
+def _serialize_specs(
+    treedef: tree_util.PyTreeDef,
+    leaves: Sequence[jax.ShapeDtypeStruct],
+    target_minor_version: int | None,
+) -> bytes:
     target = check_target(target_minor_version)
     origin = origin_of(leaves, treedef)
     minor = header_minor_version(target_minor_version, _carried(origin))
@@ -57,13 +69,30 @@ def serialize_program(
     devices: xc.DeviceList | Sequence[jax.Device],
     *,
     target_minor_version: int | None = None,
+    allow_pickle: bool = False,
 ) -> bytes:
     """Canonical ProgramPayload bytes. Output specs may be None (unknown). The payload is for
     a reader of `target_minor_version` (default: the latest); anything newer is an EncodeError.
+    What the specs' trees hold without a wire form (1.1) is pickled only if `allow_pickle`.
 
     The table is filled in the order of docs/wire-format.md: the devices, the
     pickled function's refs, the input leaves, the output leaves.
     """
+    with allow_pickles(allow_pickle):
+        return _serialize_program(
+            fun, in_treedef, in_leaves, out_treedef, out_leaves, devices, target_minor_version
+        )
+
+
+def _serialize_program(
+    fun: Callable,
+    in_treedef: tree_util.PyTreeDef,
+    in_leaves: Sequence[jax.ShapeDtypeStruct],
+    out_treedef: tree_util.PyTreeDef | None,
+    out_leaves: Sequence[jax.ShapeDtypeStruct] | None,
+    devices: xc.DeviceList | Sequence[jax.Device],
+    target_minor_version: int | None,
+) -> bytes:
     if (out_treedef is None) != (out_leaves is None):
         raise EncodeError("out_treedef and out_leaves are both given or both None")
     if devices is None:

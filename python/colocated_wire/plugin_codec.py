@@ -55,7 +55,15 @@ def serialize(obj: Any) -> bytes:
     if isinstance(obj, tuple) and len(obj) == 6:
         fun, in_treedef, in_leaves, out_treedef, out_leaves, devices = obj
         try:
-            return serialize_program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
+            return serialize_program(
+                fun,
+                in_treedef,
+                in_leaves,
+                out_treedef,
+                out_leaves,
+                devices,
+                allow_pickle=trust.allow_pickle,
+            )
         except (EncodeError, TypeError) as e:
             path = getattr(e, "path", None)  # a leaf's error names its leaf
             raise _at(path or _part_at_fault(obj, e), e) from e
@@ -102,14 +110,14 @@ def deserialize_specs(carrier: jax.Array) -> tuple[Any, tuple[jax.ShapeDtypeStru
 
 def _serialize_specs_bytes(treedef: Any, leaves: Sequence[Any]) -> bytes:
     try:
-        return serialize_specs_payload(treedef, leaves)
+        return serialize_specs_payload(treedef, leaves, allow_pickle=trust.allow_pickle)
     except (EncodeError, TypeError) as e:
         raise _at(getattr(e, "path", None) or "specs", e) from e
 
 
 def _deserialize_specs_bytes(data: bytes) -> tuple[Any, tuple[jax.ShapeDtypeStruct, ...]]:
     try:
-        return deserialize_specs_payload(data)
+        return deserialize_specs_payload(data, allow_pickle=trust.allow_pickle)
     except LiftError as e:
         raise PluginLiftError(str(e)) from e
 
@@ -124,7 +132,7 @@ def _part_at_fault(program: tuple, error: Exception) -> str:
         if treedef is None:
             continue
         try:
-            serialize_specs_payload(treedef, leaves)
+            serialize_specs_payload(treedef, leaves, allow_pickle=trust.allow_pickle)
         except (EncodeError, TypeError):
             return path
     # What does not pickle is a TypeError; anything else may be the devices too.

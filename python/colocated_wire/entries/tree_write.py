@@ -6,17 +6,21 @@ Lowering walks the PyTreeDef with `node_data()` / `children()` once per distinct
 lowered nodes are cached by the PyTreeDef's value, and the written message by the leaves'
 table references, as a program sends the same specs on every call.
 
-colocated.v1.1 adds dict keys that are not str (int, bool, None: a pool of typed keys after
-the str keys), OrderedDict nodes (keys in insertion order) and defaultdict nodes (keys
-sorted; the default_factory by qualified name, None as an empty name). For a 1.0 target an
-OrderedDict, and a defaultdict whose factory is None, are written as the custom nodes 1.0
-wrote for them; the rest is an EncodeError naming 1.1.
+colocated.v1.1 adds dict keys that are not str (int, bool, None, float, bytes and tuples of
+keys: a pool of typed keys after the str keys, a tuple's items before it), OrderedDict nodes
+(keys in insertion order) and defaultdict nodes (keys sorted; the default_factory by
+qualified name, None as an empty name). Where pickles are allowed (tree_nodes.py), any other
+key JAX accepts (an enum member, a str subclass, a NaN, an int past int64) travels pickled,
+and so does a default_factory without an importable name. For a 1.0 target an OrderedDict,
+and a defaultdict whose factory is None, are written as the custom nodes 1.0 wrote for
+them; the rest is an EncodeError naming 1.1.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +32,9 @@ from colocated_wire.entries.tree_nodes import (
     encode_node_data,
     find_object,
     is_namedtuple,
+    is_pickled_node_data,
+    pickle_value,
+    pickles_allowed,
     type_name,
 )
 from colocated_wire.entries.tree_repeats import LoweredNode
@@ -62,6 +69,7 @@ class Lowered:
     # text, which tells apart trees JAX finds equal ({1: x}, {True: x}) but the wire does not.
     source: tree_util.PyTreeDef | None = None
     text: str | None = None
+    pickled: bool = False  # holds pickles: found again only where pickles are allowed
 
 
 # Lowered trees by PyTreeDef (by value: equal trees from fresh flattens find one entry) and
@@ -87,12 +95,15 @@ def lower(
         found = _LOWERED.get(key)
     except TypeError:  # custom node data that cannot be hashed
         found = key = None
-    if found is not None and (
-        found.text is None or found.source is treedef or found.text == str(treedef)
+    if (
+        found is not None
+        and (found.text is None or found.source is treedef or found.text == str(treedef))
+        and (not found.pickled or pickles_allowed())
     ):
         return found
     nodes, reusable = _walk(treedef, target, path)
     lowered = Lowered(target, nodes, str_keys=reusable)
+    lowered.pickled = any(_has_pickle(node) for node in nodes) if not reusable else False
     if not reusable:
         lowered.source, lowered.text = treedef, str(treedef)
     if key is not None and len(nodes) <= _CACHED_NODES:
@@ -155,7 +166,7 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
             keys = tuple(aux)
             if not all(type(k) is str for k in keys):
                 reusable = False
-                _check_keys(keys, target, f"{path}.kinds[{len(nodes)}]")
+                keys = _keys(keys, target, f"{path}.kinds[{len(nodes)}]")
             node = (tree_pb2.NODE_KIND_DICT, arity, keys, None, None)
         elif cls is collections.OrderedDict and target >= 1:
             keys = _keys(aux, target, f"{path}.kinds[{len(nodes)}]")
@@ -168,16 +179,18 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
             refuse_newer(at, what, _KIND_SINCE[tree_pb2.NODE_KIND_DEFAULT_DICT], target)
             keys = _keys(node_keys, target, at)
             reusable = reusable and all(type(k) is str for k in keys)
-            node_type = (_factory_name(factory, at), ())
+            node_type = _factory_type(factory, at)
+            reusable = reusable and not node_type[2]
             node = (tree_pb2.NODE_KIND_DEFAULT_DICT, arity, keys, node_type, None)
         else:
             known = classes.get(cls)
             if known is None:
                 if is_namedtuple(cls) and aux is None:
-                    known = (tree_pb2.NODE_KIND_NAMEDTUPLE, (type_name(cls), tuple(cls._fields)))
+                    name = (type_name(cls), tuple(cls._fields), b"")
+                    known = (tree_pb2.NODE_KIND_NAMEDTUPLE, name)
                 else:
                     # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
-                    known = (tree_pb2.NODE_KIND_CUSTOM, (type_name(cls), ()))
+                    known = (tree_pb2.NODE_KIND_CUSTOM, (type_name(cls), (), b""))
                 classes[cls] = known
             kind, node_type = known
             data = None
@@ -185,7 +198,14 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
                 memo = (type(aux), repr(aux))
                 found = datas.get(memo)
                 if found is None:
-                    found = datas[memo] = (encode_node_data(aux), _plain_aux(aux))
+                    at = f"{path}.kinds[{len(nodes)}]"
+                    try:
+                        encoded = encode_node_data(aux)
+                    except EncodeError as e:
+                        raise EncodeError(e.detail, at) from e
+                    if is_pickled_node_data(encoded):
+                        refuse_newer(at, f"pickled custom pytree node data {aux!r}", 1, target)
+                    found = datas[memo] = (encoded, _plain_aux(aux))
                 data = found[0]
                 reusable = reusable and found[1]
             node = (kind, arity, (), node_type, data)
@@ -201,18 +221,58 @@ def _plain_aux(aux: Any) -> bool:
     return type(aux) is tuple and all(_plain_aux(a) for a in aux)
 
 
+def _has_pickle(node: LoweredNode) -> bool:
+    _, _, keys, node_type, data = node
+    return (
+        any(type(k) is not str and _key_has_pickle(k) for k in keys)
+        or (node_type is not None and bool(node_type[2]))
+        or (data is not None and is_pickled_node_data(data))
+    )
+
+
+def _key_has_pickle(wire: tuple) -> bool:
+    if wire[0] == "t":
+        return any(type(k) is not str and _key_has_pickle(k) for k in wire[1])
+    return wire[0] == "p"
+
+
 def _keys(node_keys: Any, target: int, at: str) -> tuple[Any, ...]:
-    """A dict node's keys, each one this target can write."""
+    """A dict node's keys as written (tree_repeats.LoweredNode), each one this target can
+    write: a str as itself, any other key as its wire form (`_wire_key`)."""
     keys = tuple(node_keys)
-    _check_keys(keys, target, at)
-    return keys
+    if all(type(k) is str for k in keys):
+        return keys
+    return tuple(k if type(k) is str else _wire_key(k, target, at) for k in keys)
 
 
-def _check_keys(keys: tuple[Any, ...], target: int, at: str) -> None:
-    for k in keys:
-        if type(k) is not str:
-            refuse_newer(at, f"dict key {k!r}", _KEYS_SINCE, target)
-            _key_message(k, at)
+def _wire_key(key: Any, target: int, at: str) -> Any:
+    """A key that is not a str as the typed value the pool interns (1, True and 1.0 are one
+    Python key, three wire keys): ("i", int), ("b", bool), ("n",), ("f", float.hex(), float),
+    ("y", bytes), ("t", items) or ("p", pickle)."""
+    refuse_newer(at, f"dict key {key!r}", _KEYS_SINCE, target)
+    t = type(key)
+    if key is None:
+        return ("n",)
+    if t is bool:
+        return ("b", key)
+    if t is int and key in _INT64:
+        return ("i", key)
+    if t is float and not math.isnan(key):
+        return ("f", key.hex(), key)
+    if t is bytes:
+        return ("y", key)
+    if t is tuple:
+        return ("t", tuple(k if type(k) is str else _wire_key(k, target, at) for k in key))
+    why = (
+        f"dict key {key} does not fit in int64"
+        if t is int
+        else f"dict key {key!r} of type {t.__name__} has no wire form (str, int, bool, None,"
+        " float but NaN, bytes and tuples of them have)"
+    )
+    try:
+        return ("p", pickle_value(key, f"dict key {key!r}", why))
+    except EncodeError as e:
+        raise EncodeError(e.detail, at) from e
 
 
 def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
@@ -220,9 +280,10 @@ def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
     kinds: list[int] = []
     arities: list[int] = []
     strings: dict[str, int] = {}
-    others: dict[tuple[type, Any], int] = {}
+    others: dict[Any, int] = {}
+    key_msgs: list[Any] = []  # DictKey messages; a tuple's item refs until they are final
     dict_keys: list[int] = []
-    node_types: dict[tuple[str, tuple[str, ...]], int] = {}
+    node_types: dict[tuple[str, tuple[str, ...], bytes], int] = {}
     type_refs: list[int] = []
     node_data: list[bytes] = []
     for kind, arity, keys, node_type, data in nodes:
@@ -236,7 +297,7 @@ def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
             if type(k) is str:
                 dict_keys.append(strings.setdefault(k, len(strings)))
             else:
-                dict_keys.append(~others.setdefault((type(k), k), len(others)))
+                dict_keys.append(_intern_key(k, strings, others, key_msgs))
         if node_type is not None:
             type_refs.append(node_types.setdefault(node_type, len(node_types)))
         if data is not None:
@@ -244,55 +305,80 @@ def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
     n = len(strings)
     if others:
         dict_keys = [k if k >= 0 else n + ~k for k in dict_keys]
+        for j, m in enumerate(key_msgs):
+            if type(m) is list:
+                items = [k if k >= 0 else n + ~k for k in m]
+                key_msgs[j] = tree_pb2.DictKey(tuple=tree_pb2.KeyTuple(items=items))
     msg = tree_pb2.TreeDef(
         kinds=kinds,
         arities=arities,
         type_refs=type_refs,
         node_data=node_data,
-        keys=[_key_message(k, "") for _, k in others],
+        keys=key_msgs,
     )
     if target >= 1:
         msg.key_text, sizes = tree_keys.front_code(list(strings))
         msg.key_sizes.extend(sizes)
-        if dict_keys and dict_keys == list(range(len(dict_keys))):
+        # Fresh only when the dicts use the whole pool (a tuple's items may be only its items).
+        if dict_keys and dict_keys == list(range(n + len(key_msgs))):
             msg.fresh_dict_keys = True
         else:
             msg.dict_keys.extend(dict_keys)
     else:
         msg.strings.extend(strings)
         msg.dict_keys.extend(dict_keys)
-    for name, fields in node_types:
-        msg.node_types.add(name=name, fields=fields)
+    for name, fields, pickled in node_types:
+        msg.node_types.add(name=name, fields=fields, pickle=pickled)
     return msg
 
 
-def _key_message(key: Any, at: str) -> tree_pb2.DictKey:
-    """A dict key that is not a str: an int within int64, a bool or None."""
-    if key is None:
-        return tree_pb2.DictKey(none=True)
-    if type(key) is bool:
-        return tree_pb2.DictKey(bool=key)
-    if type(key) is int:
-        if key not in _INT64:
-            raise EncodeError(f"dict key {key} does not fit in int64", at)
-        return tree_pb2.DictKey(int=key)
-    raise EncodeError(
-        f"dict key {key!r} of type {type(key).__name__} cannot be encoded:"
-        " only str, int, bool and None keys are supported",
-        at,
-    )
+def _intern_key(
+    wire: tuple, strings: dict[str, int], others: dict[Any, int], msgs: list[Any]
+) -> int:
+    """The pool ref of a wire key (~index while `strings` grows), its items interned first
+    in order, so that they come before it."""
+    found = others.get(wire)
+    if found is not None:
+        return ~found
+    tag = wire[0]
+    if tag == "t":
+        items = [
+            strings.setdefault(k, len(strings))
+            if type(k) is str
+            else _intern_key(k, strings, others, msgs)
+            for k in wire[1]
+        ]
+        m: Any = items  # its refs are final once `strings` is whole (_message)
+    elif tag == "n":
+        m = tree_pb2.DictKey(none=True)
+    elif tag == "b":
+        m = tree_pb2.DictKey(bool=wire[1])
+    elif tag == "i":
+        m = tree_pb2.DictKey(int=wire[1])
+    elif tag == "f":
+        m = tree_pb2.DictKey(float=wire[2])
+    elif tag == "y":
+        m = tree_pb2.DictKey(bytes=wire[1])
+    else:
+        m = tree_pb2.DictKey(pickle=wire[1])
+    others[wire] = len(msgs)
+    msgs.append(m)
+    return ~others[wire]
 
 
-def _factory_name(factory: Any, at: str) -> str:
-    """A defaultdict's default_factory by the name that finds it again ("" for None)."""
+def _factory_type(factory: Any, at: str) -> tuple[str, tuple[str, ...], bytes]:
+    """A defaultdict's default_factory as a node type: by the name that finds it again (""
+    for None), or pickled where pickles are allowed."""
     if factory is None:
-        return ""
+        return ("", (), b"")
     module = getattr(factory, "__module__", None)
     qualname = getattr(factory, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str):
         name = f"{module}.{qualname}"
         if find_object(name) is factory:
-            return name
-    raise EncodeError(
-        f"the default_factory {factory!r} of a defaultdict has no importable name", at
-    )
+            return (name, (), b"")
+    what = f"the default_factory {factory!r} of a defaultdict"
+    try:
+        return ("", (), pickle_value(factory, what, f"{what} has no importable name"))
+    except EncodeError as e:
+        raise EncodeError(e.detail, at) from e

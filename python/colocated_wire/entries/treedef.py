@@ -6,14 +6,15 @@ a byte (its kind) instead of a message. Writing is tree_write.py (`lower`,
 LEAVES node (1.1) expands to before anything is expanded; lifting rebuilds
 the PyTreeDef with `PyTreeDef.from_node_data_and_children`, iteratively, so
 a deep tree cannot exhaust Python's recursion limit, and a REPEAT is the very
-PyTreeDef its source became. Node types by name and custom node data are
-tree_nodes.py.
+PyTreeDef its source became. Node types by name, custom node data and the
+pickles a tree may hold (1.1, only where pickles are allowed) are tree_nodes.py.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 from array import array
 from collections.abc import Sequence
 from keyword import iskeyword
@@ -24,11 +25,16 @@ from jax import tree_util
 from colocated_wire._gen.colocated.v1 import tree_pb2
 from colocated_wire.entries import tree_keys, tree_repeats
 from colocated_wire.entries.tree_nodes import (
+    Pickled,
+    Unordered,
     decode_node_data,
     default_factory,
     find_class,
+    is_pickled_node_data,
     namedtuple_class,
+    pickles_allowed,
     type_name,
+    unpickle_value,
 )
 from colocated_wire.entries.tree_write import Lowered, lower, write
 from colocated_wire.errors import DecodeError, LiftError
@@ -69,6 +75,7 @@ _DICTS = frozenset(
 _KIND_SINCE = enum_since(tree_pb2.NodeKind.DESCRIPTOR)
 _KEYS_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "keys")
 _FRESH_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "fresh_dict_keys")
+_FACTORY_PICKLE_SINCE = field_since(tree_pb2.NodeType.DESCRIPTOR, "pickle")
 # Nodes that name a type in node_types: a defaultdict its default_factory, the others their class.
 _TYPED = frozenset(
     {tree_pb2.NODE_KIND_DEFAULT_DICT, tree_pb2.NODE_KIND_NAMEDTUPLE, tree_pb2.NODE_KIND_CUSTOM}
@@ -105,9 +112,10 @@ class TreeShape:
     """A checked tree, still plain data: its written nodes in preorder. The facts of `check`."""
 
     nodes: list[Node]
-    node_types: list[tuple[str, tuple[str, ...]]]
+    node_types: list[tuple[str, tuple[str, ...], bytes]]
     num_leaves: int  # leaf references written (a REPEAT's are not)
     plain: bool = False  # builtin nodes only
+    pickled: bool = False  # holds pickles (1.1): lifted only where pickles are allowed
     # The last lift, and the classes and factories it found (by kind and node type): it is
     # given again while a new lookup finds the same objects.
     lifted: tree_util.PyTreeDef | None = None
@@ -206,6 +214,8 @@ def _check_columns(
     strings = tree_keys.str_pool(msg, path, minor, limits.max_payload_bytes)
     fresh = msg.fresh_dict_keys
     pool_size = len(strings) + len(msg.keys)
+    pool = _KeyPool(msg, strings, path, limits)
+    pickled = False
     if fresh:
         require_version(f"{path}.fresh_dict_keys", "fresh_dict_keys", _FRESH_SINCE, minor)
         if dict_keys:
@@ -305,11 +315,14 @@ def _check_columns(
                 elif di + arity > len(dict_keys):
                     raise DecodeError(f"{path}.dict_keys", "invalid-tree", "too few dict keys")
                 is_sorted = kind != tree_pb2.NODE_KIND_ORDERED_DICT
-                keys = _check_dict_keys(msg, strings, di, arity, is_sorted, path, minor)
+                keys = _check_dict_keys(msg, pool, di, arity, is_sorted, path, minor)
                 di += arity
             if kind in _TYPED:
                 node_type = _type_ref(type_refs, ti, len(node_types), path)
                 ti += 1
+            if kind in _TYPED and node_types[node_type].pickle:
+                _check_pickled_type(node_types[node_type], kind, node_type, path, minor)
+                pickled = True
             if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
                 if node_types[node_type].fields:
                     raise DecodeError(
@@ -332,6 +345,7 @@ def _check_columns(
                         raise DecodeError(f"{path}.node_data", "invalid-tree", "too few node data")
                     data = node_data[ci]
                     ci += 1
+                    pickled = pickled or is_pickled_node_data(data)
             nodes.append(Node(kind, arity, keys, node_type, data))
             if arity:
                 total += 1
@@ -382,9 +396,14 @@ def _check_columns(
     if fresh and di != pool_size:
         detail = f"the dicts take {di} keys of a pool of {pool_size}"
         raise DecodeError(f"{path}.fresh_dict_keys", "invalid-tree", detail)
-    types = [(t.name, tuple(t.fields)) for t in node_types]
+    types = [(t.name, tuple(t.fields), t.pickle) for t in node_types]
     return TreeShape(
-        nodes, types, written_leaves, plain=ti == 0, leaf_plan=plan if repeats else None
+        nodes,
+        types,
+        written_leaves,
+        plain=ti == 0,
+        pickled=pickled or pool.pickled,
+        leaf_plan=plan if repeats else None,
     )
 
 
@@ -410,7 +429,7 @@ def _plan_leaves(plan: list[tuple[int, int, int]], first: int, count: int) -> No
 
 def _check_dict_keys(
     msg: tree_pb2.TreeDef,
-    strings: Sequence[str],
+    pool: _KeyPool,
     first: int,
     arity: int,
     is_sorted: bool,
@@ -420,14 +439,15 @@ def _check_dict_keys(
     """A dict node's keys from the key pool (one that is not a str only from 1.1 on), strictly
     increasing as JAX sorts them when `is_sorted`, else distinct. With fresh_dict_keys, the
     j-th dict key is the pool's j-th key."""
-    dict_keys, pool = msg.dict_keys, msg.keys
+    dict_keys, keys = msg.dict_keys, msg.keys
     fresh = msg.fresh_dict_keys
+    strings = pool.strings
     n = len(strings)
     ks: list[Any] = []
     seen: set[Any] = set()  # an ordered dict's keys so far; 1 and True are one key
     for j in range(first, first + arity):
         k = j if fresh else dict_keys[j]
-        if k < n or not pool:
+        if k < n or not keys:
             if k >= n:
                 raise DecodeError(
                     f"{path}.dict_keys[{j}]", "invalid-tree", f"no string {k} in strings"
@@ -436,9 +456,9 @@ def _check_dict_keys(
         else:
             where = f"{path}.dict_keys[{j}]"
             require_version(where, "a dict key that is not a str", _KEYS_SINCE, minor)
-            if k - n >= len(pool):
+            if k - n >= len(keys):
                 raise DecodeError(where, "invalid-tree", f"no key {k} in strings and keys")
-            key = _key_value(pool[k - n], f"{path}.keys[{k - n}]")
+            key = pool.get(k - n)
         problem = _order_problem(ks[-1], key) if is_sorted and ks else None
         if not is_sorted:
             problem = f"dict key {key!r} repeats" if key in seen else None
@@ -450,25 +470,94 @@ def _check_dict_keys(
 
 
 def _order_problem(a: Any, b: Any) -> str | None:
-    """Why `a` may not come before `b` among a sorted dict's keys, or None."""
-    if type(a) is str and type(b) is str or type(a) in _NUMBERS and type(b) in _NUMBERS:
+    """Why `a` may not come before `b` among a sorted dict's keys (Python's `<`, as JAX
+    sorts), or None; a pickled key decides nothing."""
+    try:
         return None if a < b else "dict keys are not distinct and sorted"
-    return f"dict keys {a!r} and {b!r} cannot be sorted together"
-
-
-_NUMBERS = (int, bool)
-
-
-def _key_value(key: tree_pb2.DictKey, path: str) -> Any:
-    """A DictKey message's value: one of its cases, and `none` only as true."""
-    case = key.WhichOneof("key")
-    if case is None:
-        raise DecodeError(path, "missing", "a dict key has no value")
-    if case == "none":
-        if not key.none:
-            raise DecodeError(f"{path}.none", "invalid-value", "none is true when set")
+    except Unordered:
         return None
-    return getattr(key, case)
+    except TypeError:
+        return f"dict keys {a!r} and {b!r} cannot be sorted together"
+
+
+class _KeyPool:
+    """The keys that are not str, read in pool order up to the one asked for: a tuple's items
+    are keys before it, so nothing recurses, and what tuples expand to is bounded by the
+    tree limits (the keys of a pool of n entries can nest n deep)."""
+
+    def __init__(self, msg: tree_pb2.TreeDef, strings: Sequence[str], path: str, limits):
+        self.strings = strings
+        self.keys = msg.keys
+        self.path = path
+        self.limits = limits
+        self.values: list[Any] = []
+        self.sizes: list[int] = []
+        self.depths: list[int] = []
+        self.total = 0
+        self.pickled = False
+
+    def get(self, m: int) -> Any:
+        while len(self.values) <= m:
+            self._read(len(self.values))
+        return self.values[m]
+
+    def _read(self, m: int) -> None:
+        key = self.keys[m]
+        at = f"{self.path}.keys[{m}]"
+        case = key.WhichOneof("key")
+        size = depth = 1
+        if case is None:
+            raise DecodeError(at, "missing", "a dict key has no value")
+        if case == "none":
+            if not key.none:
+                raise DecodeError(f"{at}.none", "invalid-value", "none is true when set")
+            value: Any = None
+        elif case == "float":
+            value = key.float
+            if math.isnan(value):
+                raise DecodeError(f"{at}.float", "invalid-value", "a float key is never NaN")
+        elif case == "pickle":
+            value = Pickled(key.pickle)
+            self.pickled = True
+        elif case == "tuple":
+            n = len(self.strings)
+            items: list[Any] = []
+            for i, ref in enumerate(key.tuple.items):
+                if ref >= n + m:
+                    detail = f"key {n + m} of the pool holds key {ref}, which is not before it"
+                    raise DecodeError(f"{at}.tuple.items[{i}]", "forward-reference", detail)
+                if ref < n:
+                    items.append(self.strings[ref])
+                    size += 1
+                else:
+                    items.append(self.values[ref - n])
+                    size += self.sizes[ref - n]
+                    depth = max(depth, self.depths[ref - n] + 1)
+            value = tuple(items)
+            if depth > self.limits.max_tree_depth:
+                detail = f"a tuple key nests past the limit of {self.limits.max_tree_depth}"
+                raise DecodeError(at, "limit-exceeded", detail)
+        else:
+            value = getattr(key, case)
+        self.total += size
+        if self.total > self.limits.max_tree_nodes:
+            detail = f"the keys expand past the limit of {self.limits.max_tree_nodes} nodes"
+            raise DecodeError(at, "limit-exceeded", detail)
+        self.values.append(value)
+        self.sizes.append(size)
+        self.depths.append(depth)
+
+
+def _check_pickled_type(t: tree_pb2.NodeType, kind: int, ref: int, path: str, minor: int) -> None:
+    """A node type may be pickled (1.1) only as a defaultdict's factory, and then has no name."""
+    at = f"{path}.node_types[{ref}]"
+    if kind != tree_pb2.NODE_KIND_DEFAULT_DICT:
+        detail = "only a defaultdict's default_factory is pickled"
+        raise DecodeError(f"{at}.pickle", "invalid-value", detail)
+    require_version(f"{at}.pickle", "a pickled default_factory", _FACTORY_PICKLE_SINCE, minor)
+    if t.name:
+        detail = "a pickled default_factory has no name"
+        raise DecodeError(f"{at}.name", "invalid-value", detail)
 
 
 def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
@@ -490,6 +579,8 @@ def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
     before gives the PyTreeDef it gave then (immutable, as JAX's are) while its namedtuple
     and custom classes and default factories are still the objects found then."""
     shape: TreeShape = ctx.facts
+    if shape.pickled and not pickles_allowed():
+        unpickle_value(b"", "tree (a dict key, custom node data or default_factory)")
     lifted, found = shape.lifted, shape.found
     if lifted is not None and all(_resolve(shape, k) is obj for k, obj in found.items()):
         return lifted
@@ -561,16 +652,17 @@ def _node_data(
         return (tuple, None)
     if kind == tree_pb2.NODE_KIND_LIST:
         return (list, None)
+    keys = _lift_keys(node.keys, datas) if shape.pickled and node.keys else node.keys
     if kind == tree_pb2.NODE_KIND_DICT:
-        return (dict, list(node.keys))
+        return (dict, list(keys))
     if kind == tree_pb2.NODE_KIND_ORDERED_DICT:
-        return (collections.OrderedDict, node.keys)
+        return (collections.OrderedDict, keys)
     key = (kind, node.node_type)
     found = classes.get(key)
     if found is None:
         found = classes[key] = _resolve(shape, key)
     if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
-        return (collections.defaultdict, (found, node.keys))
+        return (collections.defaultdict, (found, keys))
     if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
         return (found, None)
     aux = datas.get(node.data, datas)
@@ -583,12 +675,30 @@ def _node_data(
     return (found, aux)
 
 
+def _lift_keys(keys: tuple[Any, ...], datas: dict[bytes, Any]) -> tuple[Any, ...]:
+    """Keys with their pickled ones (and tuples holding them) loaded, each pickle once."""
+
+    def lift_key(k: Any) -> Any:
+        if type(k) is Pickled:
+            found = datas.get(("k", k.data), datas)
+            if found is datas:
+                found = datas[("k", k.data)] = unpickle_value(k.data, "dict key")
+            return found
+        if type(k) is tuple:
+            return tuple(map(lift_key, k))
+        return k
+
+    return tuple(map(lift_key, keys))
+
+
 def _resolve(shape: TreeShape, key: tuple[int, int]) -> Any:
     """What a typed node's node type names in this process: a defaultdict's factory, a
     namedtuple class (made if missing) or a custom node class."""
     kind, node_type = key
-    name, fields = shape.node_types[node_type]
+    name, fields, pickled = shape.node_types[node_type]
     if kind == tree_pb2.NODE_KIND_DEFAULT_DICT:
+        if pickled:
+            return unpickle_value(pickled, "default_factory of a defaultdict")
         return default_factory(name)
     if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
         return namedtuple_class(name, fields)
