@@ -23,6 +23,7 @@ import {
   type ShardedOptions,
   type ShardedResult,
 } from "./sharded-call";
+import { type Topology, topologyOf } from "./topology";
 import { callUnary, checkDeadline } from "./unary";
 
 /** Every call's deadline unless one is given. */
@@ -187,6 +188,21 @@ export class WorkerClient {
       this.handles.forget(sent, handle);
       return call(this.handles.handle(sent));
     }
+  }
+
+  /** The worker's JAX job (GetTopology): its process count, its own index, every global device. */
+  async getTopology(options: ExecuteOptions = {}): Promise<Topology> {
+    const response = await callUnary(
+      this.stub.getTopology.bind(this.stub),
+      {},
+      {
+        target: this.target,
+        method: "GetTopology",
+        deadlineMs: options.deadlineMs ?? this.deadlineMs,
+        signal: options.signal,
+      },
+    );
+    return topologyOf(response);
   }
 
   /** Closes the channel once calls in flight end (grpc-js lets them finish); cancel one with `signal`. */

@@ -9,7 +9,7 @@ import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
-import { ShardedOutputs, shardsOf } from "./sharded-outputs";
+import { ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
 import { checkDeadline } from "./unary";
 
 /** The bytes of one chunk unless asked otherwise; the worker takes at most MAX_CHUNK_BYTES. */
@@ -31,6 +31,8 @@ export interface ShardedOptions {
   onProgress?: (progress: ShardedProgress) => void;
   /** Cancels the call (it fails with CANCELLED, and the worker stops its work). */
   signal?: AbortSignal;
+  /** Which shards the call carries: every distinct shard unless a WorkerGroup says otherwise. */
+  scope?: ShardScope;
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -67,7 +69,8 @@ export function callSharded(
   const deadlineMs = options.deadlineMs ?? call.deadlineMs;
   checkDeadline(deadlineMs);
   const { chunkBytes, globals } = checkShardedCall(inputSpecs, inputs, options);
-  const outputs = new ShardedOutputs(start.version);
+  const scope = options.scope ?? WHOLE_ARRAYS;
+  const outputs = new ShardedOutputs(start.version, scope);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
   const stream = call.stub.executeSharded(new Metadata(), { deadline: Date.now() + deadlineMs });
 
@@ -108,7 +111,7 @@ export function callSharded(
     });
     const send = async () => {
       await write(stream, { part: { $case: "start", value: start } });
-      for (const message of inputChunks(inputSpecs, globals, chunkBytes)) {
+      for (const message of inputChunks(inputSpecs, globals, chunkBytes, scope)) {
         if (settled) return;
         await write(stream, message);
         if (message.part?.$case === "chunk") progress.sentBytes += message.part.value.data.length;
@@ -170,11 +173,12 @@ function* inputChunks(
   specs: readonly ShapeDtypeStruct[],
   globals: readonly Uint8Array[],
   chunkBytes: number,
+  scope: ShardScope,
 ): Generator<ExecuteShardedRequest> {
   for (let leaf = 0; leaf < specs.length; leaf++) {
     const spec = specs[leaf];
     const item = elementByteLength(spec) as number;
-    for (const index of shardsOf(spec)) {
+    for (const index of scope.shardsOf(spec)) {
       const layout = new ShardLayout(spec.shape, index, item);
       const total = layout.byteLength;
       let offset = 0;

@@ -14,6 +14,21 @@ export function shardsOf(spec: ShapeDtypeStruct): ShardIndex[] {
   return distinctShards(spec.sharding, spec.shape).map((s) => s.index);
 }
 
+/**
+ * Which part of each array one sharded stream carries. A single worker's call carries every
+ * distinct shard (WHOLE_ARRAYS); a WorkerGroup member's carries the shards its devices hold,
+ * and the members' outputs land in buffers they share (src/rpc/group-shards.ts).
+ */
+export interface ShardScope {
+  /** The distinct shards of an array that this stream sends or receives. */
+  shardsOf(spec: ShapeDtypeStruct): ShardIndex[];
+  /** Output `leaf`'s buffer of `bytes` bytes: `make()`'s, or one shared with other streams. */
+  buffer(leaf: number, bytes: number, make: () => Uint8Array): Uint8Array;
+}
+
+/** The scope of a call to one worker: every distinct shard, a buffer of its own per output. */
+export const WHOLE_ARRAYS: ShardScope = { shardsOf, buffer: (_leaf, _bytes, make) => make() };
+
 /** `start|stop`: a shard's key among its array's shards. */
 export function indexKey(index: ShardIndex): string {
   return `${index.start}|${index.stop}`;
@@ -41,7 +56,10 @@ export class ShardedOutputs {
   outputSpecsPayload: Uint8Array | undefined;
   receivedBytes = 0;
 
-  constructor(private readonly version: number) {}
+  constructor(
+    private readonly version: number,
+    private readonly scope: ShardScope = WHOLE_ARRAYS,
+  ) {}
 
   /** The output specs: decoded, and a buffer made for each output. */
   specs(message: SpecsPayload): void {
@@ -55,16 +73,13 @@ export class ShardedOutputs {
       }
       let shards: ShardIndex[];
       try {
-        shards = shardsOf(spec);
+        shards = this.scope.shardsOf(spec);
       } catch (error) {
         if (!(error instanceof ShardIndexError)) throw error;
         throw fault(`outputs[${i}]`, `its shards cannot be known: ${error.message}`);
       }
-      const data = allocate(
-        `outputs[${i}]`,
-        spec,
-        spec.shape.reduce((n, d) => n * d, itemBytes),
-      );
+      const bytes = spec.shape.reduce((n, d) => n * d, itemBytes);
+      const data = this.scope.buffer(i, bytes, () => allocate(`outputs[${i}]`, spec, bytes));
       const expected = new Map(shards.map((index) => [indexKey(index), index]));
       return { spec, data, itemBytes, expected, done: new Set<string>() };
     });
