@@ -10,6 +10,13 @@ export {
   WorkerClient,
 } from "./client";
 export { VersionMismatchError, WorkerError } from "./errors";
+export {
+  describeMember,
+  type GroupMember,
+  MemberError,
+  type MemberHealth,
+} from "./group-member";
+export { type GroupTopology, GroupTopologyError } from "./group-topology";
 export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./negotiate";
 export {
   DEFAULT_CHUNK_BYTES,
@@ -18,3 +25,5 @@ export {
   type ShardedProgress,
   type ShardedResult,
 } from "./sharded-call";
+export type { JobDevice, Topology } from "./topology";
+export { WorkerGroup } from "./worker-group";

@@ -1,0 +1,48 @@
+import { status } from "@grpc/grpc-js";
+import { WorkerError } from "./errors";
+import type { JobDevice } from "./topology";
+
+/** A worker of a group: where it listens, which process of the job it is, and its devices. */
+export interface GroupMember {
+  target: string;
+  processIndex: number;
+  devices: readonly JobDevice[];
+}
+
+/** Whether a member answered a probe (GetTopology as the same process) by its deadline. */
+export interface MemberHealth {
+  member: GroupMember;
+  alive: boolean;
+  /** Why it is not alive. */
+  error?: Error;
+}
+
+/** `process 1 (127.0.0.1:5001)`: a member as errors name it. */
+export function describeMember(member: GroupMember): string {
+  return `process ${member.processIndex} (${member.target})`;
+}
+
+/**
+ * A group call failed because one member failed: which member, and why (`cause`: its
+ * WorkerError, or the DecodeError of its answer). The call was cancelled on the others.
+ */
+export class MemberError extends WorkerError {
+  override readonly name: string = "MemberError";
+
+  constructor(
+    readonly member: GroupMember,
+    override readonly cause: Error,
+    /** The members whose calls were cancelled because of it. */
+    readonly cancelled: readonly GroupMember[],
+  ) {
+    const code = cause instanceof WorkerError ? cause.code : status.INTERNAL;
+    const others = cancelled.length
+      ? `; cancelled on ${cancelled.map(describeMember).join(", ")}`
+      : "";
+    super(
+      code,
+      cause instanceof WorkerError ? cause.details : cause.message,
+      `member ${describeMember(member)} failed: ${cause.message}${others}`,
+    );
+  }
+}
