@@ -7,6 +7,8 @@ drains: health says NOT_SERVING, new calls are refused (UNAVAILABLE), calls in
 flight get --grace-period seconds to finish, then it exits 0. Importing this
 package imports jax, but JAX reads the device count and platform only when
 its backend starts, so setting them before the first device query is in time.
+With --coordinator, --num-processes and --process-id it joins many workers as
+one JAX job first (worker_job.py), and prints `listening on` once all have joined.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import threading
 from concurrent import futures
 
-from colocated_wire import worker_compression, worker_health, worker_tls
+from colocated_wire import worker_compression, worker_health, worker_job, worker_tls
 from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
 from colocated_wire.worker_programs import DEFAULT_CAPACITY
 
@@ -30,7 +32,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m colocated_wire.worker", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one")
-    p.add_argument("--devices", type=int, default=8, help="number of JAX CPU devices")
+    p.add_argument(
+        "--devices", type=int, default=8, help="number of JAX CPU devices (of this process)"
+    )
     p.add_argument(
         "--allow-module",
         action="append",
@@ -81,6 +85,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_health.add_flags(p)
     worker_tls.add_flags(p)
     worker_compression.add_flags(p)
+    worker_job.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -108,10 +113,19 @@ def main(argv: list[str] | None = None) -> int:
         tls = worker_tls.tls_files(args)
         worker_tls.check_pickle_exposure(args.host, args.allow_pickle, tls)
         credentials = worker_tls.server_credentials(tls)
+        worker_job.check_flags(args)
     except ValueError as e:
         print(f"colocated_wire.worker: {e}", file=sys.stderr)
         return 2
     use_cpu_devices(args.devices)
+    if args.coordinator is not None:
+        print(
+            f"colocated_wire.worker: joining a job of {args.num_processes} processes as"
+            f" process {args.process_id} (coordinator {args.coordinator})",
+            file=sys.stderr,
+            flush=True,
+        )
+    worker_job.join(args)  # blocks until every process of the job has joined
 
     import grpc
     import jax
@@ -131,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"colocated_wire.worker: {e}", file=sys.stderr)
         return 2
-    found = len(jax.devices())  # starts the backend now, not during the first call
+    found = len(jax.local_devices())  # starts the backend now, not during the first call
     if found != args.devices:
         sys.stderr.write(f"colocated_wire.worker: JAX has {found} devices, not {args.devices}\n")
         return 1
@@ -169,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     print(f"listening on {args.host}:{port}", flush=True)
     print(
-        f"colocated_wire.worker: {found} CPU devices, versions {versions},"
+        f"colocated_wire.worker: {found} CPU devices ({worker_job.describe()},"
+        f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
         f" {'allowed' if policy.allow_pickle else 'refused'}",
         file=sys.stderr,
@@ -180,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if service.limits.drain(args.grace_period):
         # Every call has returned; the grace lets their responses reach the clients.
         server.stop(grace=args.grace_period).wait()
+        worker_job.leave()
         return 0
     print(
         f"colocated_wire.worker: {service.limits.calls} calls still running after the"

@@ -102,7 +102,10 @@ def assemble(
 ) -> jax.Array:
     """The global array from the single-device arrays of all its shards."""
     try:
-        return jax.make_array_from_single_device_arrays(tuple(spec.shape), sharding, singles)
+        # The dtype, for a member of a many-process job that holds none of the shards.
+        return jax.make_array_from_single_device_arrays(
+            tuple(spec.shape), sharding, singles, dtype=spec.dtype
+        )
     except (ValueError, TypeError, RuntimeError) as e:
         raise failed_precondition(f"{where}: JAX cannot place it on {sharding}: {e}") from e
 

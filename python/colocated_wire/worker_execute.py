@@ -29,6 +29,7 @@ from colocated_wire.worker_errors import (
     function_failed,
     invalid_argument,
 )
+from colocated_wire.worker_job import check_unary
 from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_programs import LoadedProgram, ProgramCache
 from colocated_wire.worker_requests import ExecuteCall
@@ -40,6 +41,7 @@ def execute(
     """Runs the call's program on its inputs; raises Refused when it cannot."""
     check_version(call.version, policy)
     loaded = find_program(call, programs)
+    check_unary(loaded.program.devices)  # a program over many processes runs sharded
     loaded.inputs.check(call.inputs)
     check_active(context, "placing its inputs")
     program = loaded.program

@@ -26,6 +26,7 @@ from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_programs import ProgramCache
 from colocated_wire.worker_requests import ExecuteCall, read_request
 from colocated_wire.worker_sharded import serve as serve_sharded
+from colocated_wire.worker_topology import get_topology
 
 SERVICE = "colocated.v1.ColocatedWorkerService"
 
@@ -116,6 +117,11 @@ def handlers(service: ColocatedWorker) -> grpc.GenericRpcHandler:
             service.Execute,
             request_deserializer=read_request,
             response_serializer=service_pb2.ExecuteResponse.SerializeToString,
+        ),
+        "GetTopology": grpc.unary_unary_rpc_method_handler(
+            get_topology,
+            request_deserializer=service_pb2.GetTopologyRequest.FromString,
+            response_serializer=service_pb2.GetTopologyResponse.SerializeToString,
         ),
         "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
             lambda requests, context: serve_sharded(service, requests, context),

@@ -41,6 +41,7 @@ from colocated_wire.worker_execute import (
     output_specs_payload,
     run,
 )
+from colocated_wire.worker_job import held_here, own_shards
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
@@ -154,6 +155,7 @@ class InputShards:
             where = f"inputs[{i}]"
             itemsize = fixed_dtype(where, spec).itemsize
             sharding, shards = shard_devices(where, spec, program.devices)
+            shards = own_shards(shards)  # a member of a many-process job: its devices' shards
             self.leaves.append((spec, itemsize, sharding, shards))
         self.done: list[dict[Index, list[jax.Array]]] = [{} for _ in self.leaves]
         self.open: list[Shard | None] = [None for _ in self.leaves]
@@ -224,7 +226,8 @@ class InputShards:
             some = ", ".join(describe(i) for i in list(shards)[:4])
             raise invalid_argument(
                 f"{named}: not a shard of the {spec.sharding or 'unsharded'} input of shape"
-                f" {tuple(spec.shape)} (its shards: {some}{', ...' if len(shards) > 4 else ''})"
+                f" {tuple(spec.shape)}{held_here()}"
+                f" (its shards: {some}{', ...' if len(shards) > 4 else ''})"
             )
         if index in self.done[leaf]:
             raise invalid_argument(f"{named}: sent twice")

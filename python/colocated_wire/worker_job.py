@@ -1,0 +1,137 @@
+"""The JAX job a worker belongs to: the flags that join it to many workers as one job, and
+what a call does differently when the job has more than one process.
+
+    --coordinator HOST:PORT --num-processes N --process-id I
+
+make this worker process I of a job of N, through JAX's own multi-process runtime
+(jax.distributed, gloo collectives on CPU); process 0 also runs the coordinator at
+HOST:PORT, which every process must reach. Without the flags the worker is a job of one
+process, as before. Every process sees every device of the job (jax.devices(), global ids)
+and holds only its own (jax.local_devices()). A program names global devices; a member
+receives, places and returns only the shards of its own devices, and every member runs the
+same function (SPMD), so JAX's collectives join the members' shards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import jax
+
+from colocated_wire.worker_errors import failed_precondition
+
+
+def add_flags(p: argparse.ArgumentParser) -> None:
+    """--coordinator, --num-processes and --process-id: all three, or none."""
+    p.add_argument(
+        "--coordinator",
+        metavar="HOST:PORT",
+        help="the JAX job's coordinator (process 0 serves it); joins a multi-process job",
+    )
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        metavar="N",
+        help="the processes of the job (with --coordinator)",
+    )
+    p.add_argument(
+        "--process-id",
+        type=int,
+        metavar="I",
+        help="this worker's process, 0 to N-1 (with --coordinator)",
+    )
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """Raises ValueError unless the job flags are all given and consistent, or all absent."""
+    given = {
+        "--coordinator": args.coordinator,
+        "--num-processes": args.num_processes,
+        "--process-id": args.process_id,
+    }
+    missing = [flag for flag, value in given.items() if value is None]
+    if len(missing) == len(given):
+        return
+    if missing:
+        raise ValueError(
+            "--coordinator, --num-processes and --process-id join a job together;"
+            f" missing {', '.join(missing)}"
+        )
+    host, _, port = args.coordinator.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--coordinator {args.coordinator!r} is not HOST:PORT")
+    if args.num_processes < 1:
+        raise ValueError(f"--num-processes must be at least 1, not {args.num_processes}")
+    if not 0 <= args.process_id < args.num_processes:
+        raise ValueError(
+            f"--process-id {args.process_id} is outside 0 to {args.num_processes - 1}"
+            f" (--num-processes {args.num_processes})"
+        )
+
+
+def join(args: argparse.Namespace) -> None:
+    """Joins the job the flags name (if any); blocks until every process has joined. Must run
+    before JAX's backend starts: the CPU collectives are chosen with it."""
+    if args.coordinator is None:
+        return
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        coordinator_address=args.coordinator,
+        num_processes=args.num_processes,
+        process_id=args.process_id,
+        # Exactly where the others reach it (JAX's default is every interface): the
+        # coordinator's service has no TLS and no authentication.
+        coordinator_bind_address=args.coordinator,
+    )
+
+
+def leave() -> None:
+    """Leaves the job after the worker has drained. JAX's shutdown waits for every process
+    of the job to leave too, so a member stopped alone waits for the others."""
+    if jax.process_count() == 1:
+        return
+    print(
+        "colocated_wire.worker: leaving the job; waiting for its other processes to stop too",
+        file=sys.stderr,
+        flush=True,
+    )
+    jax.distributed.shutdown()
+
+
+def describe() -> str:
+    """Like "process 1 of 2", or "one process" for a job of one."""
+    if jax.process_count() == 1:
+        return "one process"
+    return f"process {jax.process_index()} of {jax.process_count()}"
+
+
+def held_here() -> str:
+    """For a message about a shard: " held by this worker (process 1 of 2)", or nothing in a
+    job of one process."""
+    return "" if jax.process_count() == 1 else f" held by this worker ({describe()})"
+
+
+def own_shards(shards: dict) -> dict:
+    """The shards (index -> devices) that this process holds, each with only its own devices;
+    in a job of one process, all of them."""
+    if jax.process_count() == 1:
+        return shards
+    me = jax.process_index()
+    mine = {
+        index: [d for d in devices if d.process_index == me] for index, devices in shards.items()
+    }
+    return {index: devices for index, devices in mine.items() if devices}
+
+
+def check_unary(devices: Sequence[jax.Device]) -> None:
+    """The unary call holds whole arrays, so it runs only programs on this process's devices."""
+    me = jax.process_index()
+    other = next((d for d in devices if d.process_index != me), None)
+    if other is not None:
+        raise failed_precondition(
+            f"the program runs on devices of other processes of this worker's job (device"
+            f" {other.id} is process {other.process_index}'s; this worker is {describe()}):"
+            " call every member with ExecuteSharded, each with its own devices' shards"
+        )
