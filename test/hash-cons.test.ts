@@ -96,3 +96,28 @@ test("custom nodes differ by name and by node data, equal by value", () => {
   expect([ids[1], ids[3], ids[5], ids[7]]).toEqual([ids[1], ids[1], ids[5], ids[7]]);
   expect(new Set([ids[1], ids[5], ids[7]]).size).toBe(3);
 });
+
+test("a defaultdict's factory is part of its content: a name, None, or pickled bytes", () => {
+  // A pickled factory is an object holding its bytes (the model's Pickled).
+  const pickled = (data: number[]) => ({ bytes: new Uint8Array(data) }) as unknown as string;
+  const factories = ["m.f", null, pickled([1]), pickled([1]), pickled([2]), "m.g", "m.f"];
+  const root: TreeNode = {
+    kind: "list",
+    children: factories.map(
+      (defaultFactory): TreeNode => ({
+        kind: "default_dict",
+        defaultFactory,
+        keys: ["a"],
+        children: [LEAF],
+      }),
+    ),
+  };
+  const { nodes, ids } = treeContents(
+    root,
+    factories.map(() => 0),
+  );
+  const got = nodes.flatMap((node, p) => (node.kind === "default_dict" ? [ids[p]] : []));
+  expect(got[3]).toBe(got[2]);
+  expect(got[6]).toBe(got[0]);
+  expect(new Set(got).size).toBe(5);
+});

@@ -123,7 +123,7 @@ class OwnContents {
       case "default_dict": {
         const values = this.#room(2 + node.keys.length);
         values[0] = Own.DefaultDict;
-        values[1] = this.#name(node.defaultFactory);
+        values[1] = this.#factory(node.defaultFactory);
         return this.#withKeys(values, 2, node.keys);
       }
       case "namedtuple": {
@@ -148,6 +148,12 @@ class OwnContents {
   #tagged(tag: number): number {
     this.#values[0] = tag;
     return this.#sequences.id(this.#values, 1);
+  }
+
+  /** A default_factory's id: its name's, -1 for None, below -1 when pickled (by its bytes). */
+  #factory(factory: unknown): number {
+    if (factory === null || typeof factory === "string") return this.#name(factory);
+    return -2 - this.#data.id((factory as { readonly bytes: Uint8Array }).bytes);
   }
 
   /** The scratch array, with room for `length` values. */
