@@ -30,6 +30,12 @@ def summarize(x: jax.Array, y: jax.Array) -> dict[str, jax.Array]:
     }
 
 
+@jax.jit
+def total(x: jax.Array) -> jax.Array:
+    """The sum of x's elements, jitted: over a job of many workers, a reduction across them."""
+    return jnp.sum(x)
+
+
 # One release lets one blocked call return, so a test controls when a call ends.
 _releases = threading.Semaphore(0)
 

@@ -1,0 +1,317 @@
+"""Two real worker processes of four CPU devices each as one JAX job (issue 15): both report the
+same job in GetTopology, a sharded call whose function reduces across both processes gives the
+right values from each member, each member takes and returns only its own devices' shards, and
+the job flags are checked before JAX starts.
+
+The test process has its own 1,024 devices (ids 0-1023), so a program over the job's devices
+(ids 0-3 and 2048-2051) is written over ids 0-7 and its device list given the job's ids.
+Every wait has a deadline: the members' `listening on` lines, the channels' readiness.
+"""
+
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import jax
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+from test_worker import served
+from test_worker_sharded import Req, chunk
+
+from colocated_wire import deserialize_specs, examples, serialize_program, worker, worker_job
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
+from colocated_wire.entries.device_list import lower_device_ids
+from colocated_wire.iota import materialize_iota
+from colocated_wire.worker_arrays import index_of
+from colocated_wire.worker_policy import WorkerPolicy
+from colocated_wire.worker_service import ColocatedWorker
+
+JOB_IDS = [0, 1, 2, 3, 2048, 2049, 2050, 2051]
+DEADLINE = 120  # seconds; a loaded machine starts a job in a few
+X = np.arange(32, dtype=np.float32).reshape(8, 4) - 10
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Member:
+    """`python -m colocated_wire.worker` as process `index` of a job; stderr goes to a file."""
+
+    def __init__(self, coordinator: str, index: int, log: Path):
+        self.log = log
+        args = ["--port", "0", "--devices", "4", "--allow-module", "colocated_wire.examples"]
+        job = ["--coordinator", coordinator, "--num-processes", "2", "--process-id", str(index)]
+        with open(log, "w") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "colocated_wire.worker", *args, *job],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env={**os.environ, "XLA_FLAGS": ""},
+            )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put("")  # end of stream
+
+    def target(self) -> str:
+        """HOST:PORT, once the member has joined the job and serves."""
+        try:
+            first = self.lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            first = f"nothing within {DEADLINE} s"
+        assert first.startswith("listening on "), first + self.log.read_text()
+        return first.split()[-1]
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """Stubs of process 0 and process 1 of a running two-process job."""
+    folder = tmp_path_factory.mktemp("job")
+    coordinator = f"127.0.0.1:{free_port()}"
+    members = [Member(coordinator, i, folder / f"member{i}.log") for i in range(2)]
+    channels = []
+    try:
+        for m in members:
+            channels.append(grpc.insecure_channel(m.target()))
+            grpc.channel_ready_future(channels[-1]).result(timeout=DEADLINE)
+        yield [service_pb2_grpc.ColocatedWorkerServiceStub(c) for c in channels]
+    finally:
+        for c in channels:
+            c.close()
+        for m in members:  # all at once: JAX's shutdown waits for every process
+            m.process.terminate()
+        for m in members:
+            try:
+                m.process.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                m.process.kill()
+
+
+def renumbered(data: bytes, message, ids: dict[int, int]) -> bytes:
+    """A payload whose device lists name `ids[i]` for each id i."""
+    msg = message.FromString(data)
+    lists = [e.device_list for e in msg.table.entries if e.WhichOneof("kind") == "device_list"]
+    assert lists, "the payload has no device list"
+    for found in lists:
+        case = found.WhichOneof("ids")
+        if case == "plain":
+            old = list(found.plain.ids)
+        elif case == "delta":
+            old = np.cumsum(list(found.delta.deltas)).tolist()
+        else:
+            io = found.iota.iota
+            old = (
+                found.iota.offset + materialize_iota(io.reshape_dims, io.transpose_perm)
+            ).tolist()
+        found.CopyFrom(lower_device_ids([ids[i] for i in old]))
+    return msg.SerializeToString()
+
+
+def job_program(fun, *specs) -> bytes:
+    """The program over the test's devices 0-7, with the job's device ids instead."""
+    leaves, treedef = jax.tree_util.tree_flatten((tuple(specs), {}))
+    devices = list(specs[0].sharding.mesh.devices.flat)
+    data = serialize_program(fun, treedef, leaves, None, None, devices, target_minor_version=0)
+    return renumbered(data, payload_pb2.ProgramPayload, dict(enumerate(JOB_IDS)))
+
+
+def from_job(specs: bytes):
+    """Output specs a member wrote, read over the test's devices 0-7."""
+    test_ids = {job_id: i for i, job_id in enumerate(JOB_IDS)}
+    return deserialize_specs(renumbered(specs, payload_pb2.SpecsPayload, test_ids))
+
+
+def process_of(device: jax.Device) -> int:
+    """Which member holds the test device standing for job device JOB_IDS[device.id]."""
+    return 0 if JOB_IDS[device.id] < 2048 else 1
+
+
+def member_shards(spec, value, member: int):
+    """The distinct shards of `value` that at least one of the member's devices holds."""
+    held = {}
+    for device, slices in spec.sharding.devices_indices_map(spec.shape).items():
+        if process_of(device) == member:
+            index = index_of(slices, spec.shape)
+            held.setdefault(index, np.ascontiguousarray(value[slices]).tobytes())
+    return list(held.items())
+
+
+def requests_for(member: int, program: bytes, specs, values) -> list[Req]:
+    start = Req()
+    start.start.version = 0
+    start.start.program.MergeFromString(program)
+    out = [start]
+    for leaf, (spec, value) in enumerate(zip(specs, values, strict=True)):
+        for index, data in member_shards(spec, value, member):
+            out.append(chunk(leaf, 0, data, index, last=True))
+    return [*out, Req(end=True)]
+
+
+def call_job(job, program: bytes, specs, values):
+    """Every member's answer, called at once (the function is SPMD: all must run it): per
+    member, (its output specs bytes, {(leaf, index): array})."""
+
+    def one(member: int):
+        stream = job[member].ExecuteSharded(
+            iter(requests_for(member, program, specs, values)), timeout=DEADLINE
+        )
+        responses = list(stream)
+        specs_bytes = responses[0].output_specs.SerializeToString()
+        _, leaves = from_job(specs_bytes)
+        got, received = {}, {}
+        for r in responses[1:-1]:
+            c = r.chunk
+            if c.HasField("index"):
+                key = (c.leaf, tuple(zip(c.index.start, c.index.stop, strict=True)))
+                received[key] = b""
+            received[key] += c.data
+            if c.last:
+                assert key not in got, f"member {member} sent {key} twice"
+                shape = tuple(b - a for a, b in key[1])
+                got[key] = np.frombuffer(received[key], leaves[c.leaf].dtype).reshape(shape)
+        assert responses[-1].WhichOneof("part") == "end"
+        return specs_bytes, got
+
+    with futures.ThreadPoolExecutor(2) as pool:
+        return list(pool.map(one, range(2)))
+
+
+@pytest.fixture(scope="module")
+def mesh(devices):
+    return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+
+
+def spec(mesh, *partition):
+    return jax.ShapeDtypeStruct((8, 4), np.float32, sharding=NamedSharding(mesh, P(*partition)))
+
+
+def test_both_members_report_the_same_job_each_process_once(job):
+    answers = [stub.GetTopology(service_pb2.GetTopologyRequest(), timeout=DEADLINE) for stub in job]
+    assert [a.process_index for a in answers] == [0, 1]
+    assert [a.process_count for a in answers] == [2, 2]
+    listed = [
+        [(d.id, d.process_index, d.platform, d.kind, list(d.coords)) for d in a.devices]
+        for a in answers
+    ]
+    assert listed[0] == listed[1]
+    assert listed[0] == [(i, 0 if i < 2048 else 1, "cpu", "cpu", []) for i in JOB_IDS]
+
+
+def test_a_jitted_sum_across_both_processes_is_right_on_each_member(job, mesh):
+    specs = [spec(mesh, "x", "y")]
+    answers = call_job(job, job_program(examples.total, *specs), specs, [X])
+    assert answers[0][0] == answers[1][0], "the members wrote different output specs"
+    for _, got in answers:
+        assert list(got) == [(0, ())]
+        assert got[(0, ())] == X.sum()
+
+
+def test_each_member_returns_only_its_own_shards_each_once(job, mesh):
+    specs = [spec(mesh, "x", "y"), spec(mesh)]  # y replicated over both processes
+    answers = call_job(job, job_program(examples.summarize, *specs), specs, [X, X + 1])
+    assert answers[0][0] == answers[1][0]
+    _, leaves = from_job(answers[0][0])
+    names = sorted(["count_positive", "doubled", "positive", "row_sums", "sum"])  # dict order
+    expected = {
+        "count_positive": np.sum(X > 0, dtype=np.int32),
+        "doubled": X * 2,
+        "positive": X > 0,
+        "row_sums": X.sum(axis=1),
+        "sum": X + X + 1,
+    }
+    for member, (_, got) in enumerate(answers):
+        for (leaf, index), value in got.items():
+            slices = tuple(slice(a, b) for a, b in index)
+            np.testing.assert_array_equal(value, expected[names[leaf]][slices])
+        # Exactly the distinct shards its own devices hold, leaf by leaf.
+        for leaf, out in enumerate(leaves):
+            held = {
+                index_of(s, out.shape)
+                for d, s in out.sharding.devices_indices_map(out.shape).items()
+                if process_of(d) == member
+            }
+            assert {i for (k, i) in got if k == leaf} == held, (member, names[leaf])
+    rows = {i for (k, i) in answers[1][1] if k == names.index("doubled")}
+    assert rows == {((4, 8), (c, c + 1)) for c in range(4)}  # process 1 holds rows 4-7
+
+
+def test_a_member_refuses_a_shard_none_of_its_devices_holds(job, mesh):
+    s = spec(mesh, "x", "y")
+    (index, data), *_ = member_shards(s, X, 0)
+    start = requests_for(1, job_program(examples.total, s), [s], [X])[0]
+    with pytest.raises(grpc.RpcError) as e:
+        list(job[1].ExecuteSharded(iter([start, chunk(0, 0, data, index, last=True)])))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "[0:4,0:1]: not a shard of" in e.value.details()
+    assert "held by this worker (process 1 of 2)" in e.value.details()
+
+
+def test_unary_execute_of_a_program_over_both_processes_is_refused(job, mesh):
+    s = spec(mesh, "x", "y")
+    req = service_pb2.ExecuteRequest(version=0)
+    req.program.MergeFromString(job_program(examples.total, s))
+    req.inputs.add(data=X.tobytes())
+    with pytest.raises(grpc.RpcError) as e:
+        job[0].Execute(req, timeout=DEADLINE)
+    assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "device 2048 is process 1's; this worker is process 0 of 2" in e.value.details()
+    assert "ExecuteSharded" in e.value.details()
+
+
+def test_a_worker_without_job_flags_is_a_job_of_one_process(devices):
+    with served(ColocatedWorker(WorkerPolicy())) as stub:
+        answer = stub.GetTopology(service_pb2.GetTopologyRequest())
+    assert (answer.process_count, answer.process_index) == (1, 0)
+    assert [d.id for d in answer.devices] == [d.id for d in devices]
+    assert {d.process_index for d in answer.devices} == {0}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--coordinator", "h:1"], "missing --num-processes, --process-id"),
+        (["--num-processes", "2", "--process-id", "0"], "missing --coordinator"),
+        (["--coordinator", "h", "--num-processes", "2", "--process-id", "0"], "is not HOST:PORT"),
+        (["--coordinator", "h:x", "--num-processes", "2", "--process-id", "0"], "is not HOST:PORT"),
+        (
+            ["--coordinator", "h:1", "--num-processes", "0", "--process-id", "0"],
+            "at least 1, not 0",
+        ),
+        (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"], "outside 0 to 1"),
+        (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "-1"], "outside 0 to 1"),
+    ],
+)
+def test_job_flags_are_all_three_and_consistent(argv, message):
+    with pytest.raises(ValueError, match=message):
+        worker_job.check_flags(worker.parse_args(argv))
+
+
+def test_no_job_flags_is_fine():
+    worker_job.check_flags(worker.parse_args([]))  # raises nothing
+
+
+def test_the_worker_process_refuses_bad_job_flags_before_jax_starts():
+    run = subprocess.run(
+        [sys.executable, "-m", "colocated_wire.worker", "--coordinator", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert run.returncode == 2
+    assert "join a job together; missing --num-processes, --process-id" in run.stderr
+    assert "listening" not in run.stdout
