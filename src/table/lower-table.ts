@@ -3,6 +3,7 @@ import { codecOf } from "../entries";
 import { EncodeError } from "../errors";
 import type { SharedObject } from "../model/program";
 import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import { NamedSharding } from "../model/sharding";
 import { UnknownEntry } from "../model/unknown-entry";
 import { entryOrigin } from "../provenance";
 import { graftUnknownFields } from "../unknown-fields";
@@ -63,9 +64,11 @@ export class TableBuilder implements LowerTable {
 
   /** Adds an object (and what it refers to) and returns its table index. */
   add(object: SharedObject, path: ModelPath): number {
-    // A leaf's key is kept on it, so finding it by value is cheap; a Map keyed by every leaf
-    // object costs about 100 ns a leaf, and more as it grows past the cache.
-    if (object instanceof ShapeDtypeStruct) return this.#lower(object, path);
+    // A leaf's key, and a named sharding's, is kept on it, so finding it by value is cheap; a
+    // Map keyed by every such object (one per leaf, often) costs about 100 ns an object, and
+    // more as it grows past the cache.
+    if (object instanceof ShapeDtypeStruct || object instanceof NamedSharding)
+      return this.#lower(object, path);
     const known = this.#byIdentity.get(object);
     if (known !== undefined) return known;
     const index = this.#lower(object, path);
