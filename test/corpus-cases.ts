@@ -51,7 +51,9 @@ const KEY = { "e.3.dtype": DType.D_TYPE_KEY, "e.3.keyType": FRY };
 // colocated.v1.1 trees: node kinds DICT 5, ORDERED_DICT 8, DEFAULT_DICT 9 over leaves (1), and
 // dict keys that are not str, which dict_keys name after `strings`.
 const int = (value: bigint) => ({ key: { $case: "int", value } });
-const LIST_FACTORY = { name: "builtins.list", fields: [] };
+/** No pickle (NodeType.pickle, 1.1): the field every node type message has. */
+const NO_PICKLE = new Uint8Array(0);
+const LIST_FACTORY = { name: "builtins.list", fields: [], pickle: NO_PICKLE };
 const dict = (kind: number, keys: unknown[], strings: string[] = [], more = {}) =>
   tree(
     {
@@ -531,7 +533,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
         V1_1,
         dict(9, ["a"], ["a"], {
           ...DEFAULT,
-          nodeTypes: [{ name: "builtins.list", fields: ["x"] }],
+          nodeTypes: [{ name: "builtins.list", fields: ["x"], pickle: NO_PICKLE }],
         }),
       ),
     ],
@@ -735,7 +737,7 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
 };
 
 function namedTuple(...fields: string[]) {
-  return { name: "m.P", fields };
+  return { name: "m.P", fields, pickle: NO_PICKLE };
 }
 
 /** Every case, named `<code>--<what>`. */

@@ -210,6 +210,48 @@ export const VECTOR_CASES: VectorCase[] = [
     },
   },
   {
+    // colocated.v1.1: float, bytes and tuple dict keys (nested, with None, bool and bytes
+    // items), sorted as JAX sorts them; a tuple's items join the key pool before it.
+    name: "dict_keys_1_1",
+    bytes: () => {
+      const leaf = (n: number) => f32([n]);
+      const bytes = (...b: number[]) => new Uint8Array(b);
+      return specs(
+        {
+          floats: new Map<unknown, unknown>([
+            [1.5, leaf(1)],
+            [-2.25, leaf(2)],
+            [Number.POSITIVE_INFINITY, leaf(3)],
+            [1e-7, leaf(4)],
+          ]),
+          numbers: new Map<unknown, unknown>([
+            [0.5, leaf(5)],
+            [1, leaf(6)],
+            [3, leaf(7)],
+            [2.5, [leaf(8)]],
+          ]),
+          bytes: new Map<unknown, unknown>([
+            [bytes(), leaf(9)],
+            [bytes(0x61, 0), leaf(10)],
+            [bytes(0xff), leaf(11)],
+          ]),
+          tuples: new Map<unknown, unknown>([
+            [[], leaf(12)],
+            [[1, "a"], leaf(13)],
+            [[1, "b"], leaf(14)],
+            [[2.5], leaf(15)],
+          ]),
+          nested: new Map<unknown, unknown>([
+            [[[0], bytes(0x7a)], leaf(16)],
+            [[[1, [null, true]], "q"], leaf(17)],
+          ]),
+          same: new Map<unknown, unknown>([[[1, "a"], leaf(18)]]),
+        },
+        {},
+      );
+    },
+  },
+  {
     // colocated.v1.1: layers repeated by value (a fresh NamedSharding per leaf), written once
     // and repeated; runs of leaves; an optimizer-like "mu" whose last layer differs.
     name: "shared_subtrees_1_1",

@@ -200,6 +200,25 @@ def trees_1_1(devices):
     )
 
 
+def dict_keys_1_1(devices):
+    """colocated.v1.1: float, bytes and tuple dict keys (nested, with None, bool and bytes
+    items), sorted as JAX sorts them; a tuple's items join the key pool before it."""
+
+    def leaf(n):
+        return _f32((n,))
+
+    return _specs(
+        {
+            "floats": {1.5: leaf(1), -2.25: leaf(2), float("inf"): leaf(3), 1e-07: leaf(4)},
+            "numbers": {0.5: leaf(5), 1: leaf(6), True and 3: leaf(7), 2.5: [leaf(8)]},
+            "bytes": {b"": leaf(9), b"a\x00": leaf(10), b"\xff": leaf(11)},
+            "tuples": {(): leaf(12), (1, "a"): leaf(13), (1, "b"): leaf(14), (2.5,): leaf(15)},
+            "nested": {((0,), b"z"): leaf(16), ((1, (None, True)), "q"): leaf(17)},
+            "same": {(1, "a"): leaf(18)},
+        }
+    )
+
+
 def shared_subtrees_1_1(devices):
     """colocated.v1.1: layers of one structure and shardings (a fresh NamedSharding per leaf,
     equal by value), written once and repeated; runs of leaves."""
@@ -347,6 +366,7 @@ SPECS_CASES = {
         weak_types,
         trees,
         trees_1_1,
+        dict_keys_1_1,
         shared_subtrees_1_1,
         key_pool_1_1,
         ordered_dicts_1_0,
@@ -360,6 +380,7 @@ TARGET_MINOR_VERSIONS = {
     "dtypes_1_1": 1,
     "key_arrays_1_1": 1,
     "trees_1_1": 1,
+    "dict_keys_1_1": 1,
     "shared_subtrees_1_1": 1,
     "key_pool_1_1": 1,
 }

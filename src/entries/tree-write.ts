@@ -10,6 +10,8 @@ import {
   type DictKey,
   dictKeyText,
   distinctKeysProblem,
+  factoryText,
+  Pickled,
   sortedKeysProblem,
 } from "../model/tree-dict-keys";
 import { fieldSince, refuseNewer, valueSince } from "../schema-version";
@@ -97,10 +99,16 @@ export function lowerWithLeaves(
     );
   }
   const strings = out.strings.length;
-  out.dictKeys = out.dictKeys.map((ref) => (ref < 0 ? strings - 1 - ref : ref));
+  const final = (ref: number) => (ref < 0 ? strings - 1 - ref : ref);
+  out.dictKeys = out.dictKeys.map(final);
+  for (const { key } of out.keys)
+    if (key?.$case === "tuple") key.value.items = key.value.items.map(final);
   if (target >= 1) {
+    const poolSize = strings + out.keys.length;
     if (strings > 0) Object.assign(out, frontCode(out.strings), { strings: [] });
-    if (out.dictKeys.length > 0 && out.dictKeys.every((ref, j) => ref === j)) {
+    // Fresh only when the dicts use the whole pool (a tuple's items may be only its items).
+    const everyKey = out.dictKeys.length === poolSize;
+    if (everyKey && poolSize > 0 && out.dictKeys.every((ref, j) => ref === j)) {
       out.freshDictKeys = true;
       out.dictKeys = [];
     }
@@ -183,12 +191,27 @@ function nodeWriter(
   const stringIndex = new Map<string, number>();
   const keyIndex = new Map<string, number>();
   const typeIndex = new Map<string, number>();
+  // A key that is not a str: its items first (a tuple's come before it in the pool).
+  const otherRef = (key: Exclude<DictKey, string>, at: string): number => {
+    const text = `${typeof key}:${dictKeyText(key)}`;
+    const found = keyIndex.get(text);
+    if (found !== undefined) return -1 - found;
+    const message = Array.isArray(key)
+      ? { key: { $case: "tuple" as const, value: { items: key.map((item) => ref(item, at)) } } }
+      : keyMessage(key as Exclude<DictKey, string | readonly DictKey[]>, at);
+    const index = out.keys.push(message) - 1;
+    keyIndex.set(text, index);
+    return -1 - index;
+  };
+  const ref = (key: DictKey, at: string): number =>
+    typeof key === "string"
+      ? intern(stringIndex, key, () => out.strings.push(key))
+      : otherRef(key, at);
   const poolRef = (key: DictKey, i: number): number => {
     if (typeof key === "string") return intern(stringIndex, key, () => out.strings.push(key));
     const at = `${path}.kinds[${i}]`;
     refuseNewer(at, `dict key ${dictKeyText(key)}`, KEYS_SINCE, target);
-    const message = keyMessage(key, at);
-    return -1 - intern(keyIndex, `${typeof key}${key}`, () => out.keys.push(message));
+    return otherRef(key, at);
   };
   return (node, i) => {
     const kind = TREE_NODE_KINDS.values[node.kind];
@@ -202,10 +225,13 @@ function nodeWriter(
       refuseDictKeys(node.keys, node.children.length, node.kind !== "ordered_dict");
       for (const key of node.keys) out.dictKeys.push(poolRef(key, i));
       if (node.kind === "default_dict") {
-        const name = node.defaultFactory ?? "";
-        const typeKey = JSON.stringify([name, []]);
+        const factory = node.defaultFactory;
+        const pickled = factory instanceof Pickled;
+        const name = pickled ? "" : (factory ?? "");
+        const pickle = pickled ? factory.bytes : new Uint8Array(0);
+        const typeKey = JSON.stringify([factoryText(factory) ?? "", []]);
         out.typeRefs.push(
-          intern(typeIndex, typeKey, () => out.nodeTypes.push({ name, fields: [] })),
+          intern(typeIndex, typeKey, () => out.nodeTypes.push({ name, fields: [], pickle })),
         );
       }
     } else if (node.kind === "namedtuple" || node.kind === "custom") {
@@ -218,17 +244,28 @@ function nodeWriter(
       }
       const typeKey = JSON.stringify([node.typeName, fields]);
       out.typeRefs.push(
-        intern(typeIndex, typeKey, () => out.nodeTypes.push({ name: node.typeName, fields })),
+        intern(typeIndex, typeKey, () =>
+          out.nodeTypes.push({ name: node.typeName, fields, pickle: new Uint8Array(0) }),
+        ),
       );
       if (node.kind === "custom") out.nodeData.push(node.nodeData);
     }
   };
 }
 
-/** A key that is not a str, as its message. */
-function keyMessage(key: Exclude<DictKey, string>, at: string): DictKeyMessage {
+/** A key that is neither a str nor a tuple, as its message. */
+function keyMessage(
+  key: Exclude<DictKey, string | readonly DictKey[]>,
+  at: string,
+): DictKeyMessage {
   if (key === null) return { key: { $case: "none", value: true } };
   if (typeof key === "boolean") return { key: { $case: "bool", value: key } };
+  if (typeof key === "number") {
+    if (Number.isNaN(key)) throw new EncodeError(at, "a float dict key is never NaN");
+    return { key: { $case: "float", value: key } };
+  }
+  if (key instanceof Uint8Array) return { key: { $case: "bytes", value: key } };
+  if (key instanceof Pickled) return { key: { $case: "pickle", value: key.bytes } };
   if (key < INT64_MIN || key > INT64_MAX)
     throw new EncodeError(at, `dict key ${key} does not fit in int64`);
   return { key: { $case: "int", value: key } };
@@ -240,6 +277,13 @@ function keyMessage(key: Exclude<DictKey, string>, at: string): DictKeyMessage {
  * writes it), which a 1.0 reader still reads. Other nodes are themselves.
  */
 function asVersion0Node(node: TreeNode, at: () => string): TreeNode {
+  if (node.kind === "ordered_dict" || node.kind === "default_dict") {
+    // 1.0 wrote only keys that JSON holds (str, int, bool, None) in its custom nodes.
+    for (const key of node.keys) {
+      if (key === null || typeof key === "string" || typeof key === "bigint") continue;
+      if (typeof key !== "boolean") refuseNewer(at(), `dict key ${dictKeyText(key)}`, 1, 0);
+    }
+  }
   if (node.kind === "ordered_dict") {
     const data = `j${keysJson(node.keys)}`;
     const nodeData = new TextEncoder().encode(data);
@@ -260,7 +304,8 @@ function asVersion0Node(node: TreeNode, at: () => string): TreeNode {
     };
   }
   if (node.kind === "default_dict") {
-    refuseNewer(at(), `default_dict with default_factory ${node.defaultFactory}`, 1, 0);
+    const factory = factoryText(node.defaultFactory);
+    refuseNewer(at(), `default_dict with default_factory ${JSON.stringify(factory)}`, 1, 0);
   }
   return node;
 }

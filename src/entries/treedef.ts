@@ -1,4 +1,4 @@
-import { NodeKindSchema, TreeDefSchema } from "../../gen/es/colocated/v1/tree_pb";
+import { NodeKindSchema, NodeTypeSchema, TreeDefSchema } from "../../gen/es/colocated/v1/tree_pb";
 import {
   type DictKey as DictKeyMessage,
   NodeKind,
@@ -13,6 +13,7 @@ import {
   type DictKey,
   dictKeyIdentity,
   dictKeyText,
+  Pickled,
   sortedKeysProblem,
 } from "../model/tree-dict-keys";
 import { fieldSince, newerValue, requireVersion, valueSince } from "../schema-version";
@@ -30,6 +31,8 @@ const NODE_KINDS = TREE_NODE_KINDS;
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
 const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
 const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
+/** The minor version of a pickled default_factory (NodeType.pickle). */
+const FACTORY_PICKLE_SINCE = fieldSince(NodeTypeSchema.field.pickle);
 
 /**
  * What checking a TreeDef found, column by column in node order: the keys of each dict node
@@ -120,7 +123,19 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     }
     return used[column]++;
   };
-  const cursor: Cursor = { i: 0, a: 0, path, take, used, facts, minorVersion, pool, fresh };
+  const keys = new KeyPool(message.keys, pool, path, limits);
+  const cursor: Cursor = {
+    i: 0,
+    a: 0,
+    path,
+    take,
+    used,
+    facts,
+    minorVersion,
+    pool,
+    keys,
+    fresh,
+  };
   // Per node, only when a REPEAT may refer to it: the expanded nodes and leaves before it and
   // after its subtree (0 until it is complete), and the height of its subtree.
   const nodesFrom = hasRepeat ? new Int32Array(kinds.length) : undefined;
@@ -326,7 +341,9 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
         node = { kind: name, keys: dictKeys.slice(k, k + arity), children };
         k += arity;
       } else if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) {
-        const defaultFactory = types[t++].name || null;
+        const type = types[t++];
+        const defaultFactory =
+          type.pickle.length > 0 ? new Pickled(type.pickle) : type.name || null;
         node = {
           kind: "default_dict",
           defaultFactory,
@@ -377,6 +394,8 @@ interface Cursor {
   minorVersion: number;
   /** The str keys, from `strings` or from key_text. */
   pool: readonly string[];
+  /** The keys that are not str, read as the dicts ask for them. */
+  keys: KeyPool;
   /** Whether the dicts take the pool's keys in order (fresh_dict_keys), not by dict_keys. */
   fresh: boolean;
 }
@@ -393,6 +412,7 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
   const t = at.take("typeRefs", i);
   const ref = message.typeRefs[t];
   const type = lookUp(message.nodeTypes, ref, `${path}.type_refs[${t}]`, ["node type", "types"]);
+  if (type.pickle.length > 0) checkPickledType(type, kind, `${path}.node_types[${ref}]`, at);
   if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) {
     if (type.fields.length > 0) {
       const detail = `the default_factory of a defaultdict has no fields, node type ${ref} has`;
@@ -439,8 +459,8 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: bool
     } else {
       requireVersion(where, "a dict key that is not a str", KEYS_SINCE, at.minorVersion);
       const m = ref - strings.length;
-      const item = lookUp(message.keys, m, where, ["key", "keys of strings and keys"]);
-      key = keyValue(item, `${path}.keys[${m}]`);
+      lookUp(message.keys, m, where, ["key", "keys of strings and keys"]);
+      key = at.keys.get(m);
     }
     const problem = sorted
       ? j > first && keysOrderProblem(keys[j - 1], key)
@@ -450,10 +470,98 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: bool
   }
 }
 
-/** Why `a` may not come before `b` in a sorted dict, or undefined. */
+/** Why `a` may not come before `b` in a sorted dict, or undefined (a pickled key decides nothing). */
 function keysOrderProblem(a: DictKey, b: DictKey): string | undefined {
   const order = compareDictKeys(a, b);
-  return order !== undefined && order < 0 ? undefined : sortedKeysProblem([a, b])?.detail;
+  if (order === "pickled" || (order !== undefined && order < 0)) return undefined;
+  return sortedKeysProblem([a, b])?.detail;
+}
+
+/** A node type is pickled (1.1) only as a defaultdict's factory, and then has no name. */
+function checkPickledType(type: NodeType, kind: NodeKind, at: string, cursor: Cursor): void {
+  if (kind !== NodeKind.NODE_KIND_DEFAULT_DICT) {
+    const detail = "only a defaultdict's default_factory is pickled";
+    throw new DecodeError(`${at}.pickle`, "invalid-value", detail);
+  }
+  const what = "a pickled default_factory";
+  requireVersion(`${at}.pickle`, what, FACTORY_PICKLE_SINCE, cursor.minorVersion);
+  if (type.name)
+    throw new DecodeError(`${at}.name`, "invalid-value", "a pickled default_factory has no name");
+}
+
+/**
+ * The keys that are not str, read in pool order up to the one asked for: a tuple's items are
+ * keys before it, so nothing recurses, and what the tuples expand to is bounded by the tree
+ * limits (n entries can nest n deep). A tuple is one frozen array, shared by every use.
+ */
+class KeyPool {
+  readonly #values: DictKey[] = [];
+  readonly #sizes: number[] = [];
+  readonly #depths: number[] = [];
+  #total = 0;
+
+  constructor(
+    readonly messages: readonly DictKeyMessage[],
+    readonly strings: readonly string[],
+    readonly path: string,
+    readonly limits: DecodeLimits,
+  ) {}
+
+  get(m: number): DictKey {
+    while (this.#values.length <= m) this.#read(this.#values.length);
+    return this.#values[m];
+  }
+
+  #read(m: number): void {
+    const at = `${this.path}.keys[${m}]`;
+    const { key } = this.messages[m];
+    if (!key) throw new DecodeError(at, "missing", "a dict key has no value");
+    let size = 1;
+    let depth = 1;
+    let value: DictKey;
+    if (key.$case === "none") {
+      if (!key.value) throw new DecodeError(`${at}.none`, "invalid-value", "none is true when set");
+      value = null;
+    } else if (key.$case === "float") {
+      if (Number.isNaN(key.value))
+        throw new DecodeError(`${at}.float`, "invalid-value", "a float key is never NaN");
+      value = key.value;
+    } else if (key.$case === "pickle") {
+      value = new Pickled(key.value);
+    } else if (key.$case === "tuple") {
+      const n = this.strings.length;
+      const items: DictKey[] = [];
+      for (const [i, ref] of key.value.items.entries()) {
+        if (ref >= n + m) {
+          const detail = `key ${n + m} of the pool holds key ${ref}, which is not before it`;
+          throw new DecodeError(`${at}.tuple.items[${i}]`, "forward-reference", detail);
+        }
+        if (ref < n) {
+          items.push(this.strings[ref]);
+          size += 1;
+        } else {
+          items.push(this.#values[ref - n]);
+          size += this.#sizes[ref - n];
+          depth = Math.max(depth, this.#depths[ref - n] + 1);
+        }
+      }
+      value = Object.freeze(items);
+      if (depth > this.limits.maxTreeDepth) {
+        const detail = `a tuple key nests past the limit of ${this.limits.maxTreeDepth}`;
+        throw new DecodeError(at, "limit-exceeded", detail);
+      }
+    } else {
+      value = key.value;
+    }
+    this.#total += size;
+    if (this.#total > this.limits.maxTreeNodes) {
+      const detail = `the keys expand past the limit of ${this.limits.maxTreeNodes} nodes`;
+      throw new DecodeError(at, "limit-exceeded", detail);
+    }
+    this.#values.push(value);
+    this.#sizes.push(size);
+    this.#depths.push(depth);
+  }
 }
 
 /** Adds a key to the keys seen; false when an equal key (in Python's sense) was there. */
@@ -462,17 +570,6 @@ function addDistinct(seen: Set<string>, key: DictKey): boolean {
   if (seen.has(identity)) return false;
   seen.add(identity);
   return true;
-}
-
-/** A DictKey message's value: one of its cases, and `none` only as true. */
-function keyValue(message: DictKeyMessage, path: string): DictKey {
-  const { key } = message;
-  if (!key) throw new DecodeError(path, "missing", "a dict key has no value");
-  if (key.$case === "none") {
-    if (!key.value) throw new DecodeError(`${path}.none`, "invalid-value", "none is true when set");
-    return null;
-  }
-  return key.value;
 }
 
 /** The item that the column value `ref` at `path` names, which must exist. */

@@ -1,6 +1,6 @@
 import { EncodeError } from "../errors";
 import { LEAF, NONE, PyTreeDef, type TreeNode } from "./tree";
-import { type DictKey, sortDictKeys } from "./tree-dict-keys";
+import { type DictKey, Pickled, sortDictKeys } from "./tree-dict-keys";
 import { CustomNode, DefaultDict, NamedTuple, OrderedDict, Tuple } from "./tree-values";
 import { compareCodePoints } from "./value-key";
 
@@ -90,22 +90,30 @@ export function treeUnflatten<T = unknown>(treedef: PyTreeDef, leaves: readonly 
   return build(treedef.root);
 }
 
-/** A Map key as a dict key: a JavaScript integer is a Python int. */
+/**
+ * A Map key as a dict key: a JavaScript integer is a Python int, any other number a float; an
+ * array is a tuple, a Uint8Array bytes.
+ */
 function dictKey(key: unknown): DictKey {
   if (typeof key === "number") {
     if (Number.isSafeInteger(key)) return BigInt(key);
-    throw new EncodeError("tree", `dict key ${key} is not a safe integer`);
+    if (Number.isInteger(key) || Number.isNaN(key))
+      throw new EncodeError("tree", `dict key ${key} is not a safe integer or a float key`);
+    return key;
   }
+  if (Array.isArray(key)) return Object.freeze(key.map(dictKey));
   if (
     key === null ||
     typeof key === "string" ||
     typeof key === "bigint" ||
-    typeof key === "boolean"
+    typeof key === "boolean" ||
+    key instanceof Uint8Array ||
+    key instanceof Pickled
   )
     return key;
   throw new EncodeError(
     "tree",
-    `a dict key must be a string, integer, boolean or null, not ${typeof key}`,
+    `a dict key must be a string, number, boolean, null, Uint8Array or array, not ${typeof key}`,
   );
 }
 

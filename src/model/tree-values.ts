@@ -1,4 +1,4 @@
-import type { DictKey } from "./tree-dict-keys";
+import type { DictKey, Pickled } from "./tree-dict-keys";
 
 /** A Python tuple in a TypeScript pytree (plain arrays are lists). */
 export class Tuple {
@@ -52,7 +52,7 @@ export class OrderedDict {
 export class DefaultDict {
   readonly entries: readonly (readonly [DictKey, unknown])[];
   constructor(
-    readonly defaultFactory: string | null,
+    readonly defaultFactory: string | null | Pickled,
     entries: Iterable<readonly [DictKey, unknown]>,
   ) {
     this.entries = Object.freeze([...entries]);

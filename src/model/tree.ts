@@ -1,5 +1,5 @@
 import { base64Encode } from "@bufbuild/protobuf/wire";
-import type { DictKey } from "./tree-dict-keys";
+import type { DictKey, Pickled } from "./tree-dict-keys";
 import { ValueObject } from "./value-key";
 
 /**
@@ -25,8 +25,8 @@ export type TreeNode =
   | {
       /** A collections.defaultdict (colocated.v1.1); its keys are sorted as a dict's. */
       readonly kind: "default_dict";
-      /** "module.QualName" of its default_factory, or null for None. */
-      readonly defaultFactory: string | null;
+      /** "module.QualName" of its default_factory, null for None, or (1.1) its pickle. */
+      readonly defaultFactory: string | null | Pickled;
       readonly keys: readonly DictKey[];
       readonly children: readonly TreeNode[];
     }
@@ -72,7 +72,8 @@ export class PyTreeDef extends ValueObject {
 
   protected computeKey(): string {
     return `PyTreeDef(${JSON.stringify(this.root, (_, v) => {
-      if (v instanceof Uint8Array) return base64Encode(v);
+      // Bytes (node data, a bytes key) are not the str of their base64.
+      if (v instanceof Uint8Array) return { bytes: base64Encode(v) };
       // An int key is not its str: 1 and "1" are two keys.
       return typeof v === "bigint" ? { int: v.toString() } : v;
     })})`;
