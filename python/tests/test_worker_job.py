@@ -21,7 +21,7 @@ import grpc
 import jax
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 from test_worker import served
 from test_worker_sharded import Req, chunk
@@ -103,10 +103,15 @@ def job(tmp_path_factory):
 
 
 def renumbered(data: bytes, message, ids: dict[int, int]) -> bytes:
-    """A payload whose device lists name `ids[i]` for each id i."""
+    """A payload whose device lists and single devices name `ids[i]` for each id i."""
     msg = message.FromString(data)
+    kinds = {e.WhichOneof("kind") for e in msg.table.entries}
+    assert kinds & {"device_list", "single_device_sharding"}, "the payload names no devices"
+    for entry in msg.table.entries:
+        if entry.WhichOneof("kind") == "single_device_sharding":
+            single = entry.single_device_sharding
+            single.device_id = ids[single.device_id]
     lists = [e.device_list for e in msg.table.entries if e.WhichOneof("kind") == "device_list"]
-    assert lists, "the payload has no device list"
     for found in lists:
         case = found.WhichOneof("ids")
         if case == "plain":
@@ -122,10 +127,11 @@ def renumbered(data: bytes, message, ids: dict[int, int]) -> bytes:
     return msg.SerializeToString()
 
 
-def job_program(fun, *specs) -> bytes:
-    """The program over the test's devices 0-7, with the job's device ids instead."""
+def job_program(fun, *specs, mesh=None) -> bytes:
+    """The program over the test's devices 0-7 (its first spec's mesh, or `mesh`), with the
+    job's device ids instead."""
     leaves, treedef = jax.tree_util.tree_flatten((tuple(specs), {}))
-    devices = list(specs[0].sharding.mesh.devices.flat)
+    devices = list((mesh or specs[0].sharding.mesh).devices.flat)
     data = serialize_program(fun, treedef, leaves, None, None, devices, target_minor_version=0)
     return renumbered(data, payload_pb2.ProgramPayload, dict(enumerate(JOB_IDS)))
 
@@ -248,6 +254,17 @@ def test_each_member_returns_only_its_own_shards_each_once(job, mesh):
             assert {i for (k, i) in got if k == leaf} == held, (member, names[leaf])
     rows = {i for (k, i) in answers[1][1] if k == names.index("doubled")}
     assert rows == {((4, 8), (c, c + 1)) for c in range(4)}  # process 1 holds rows 4-7
+
+
+def test_an_unsharded_input_is_on_the_programs_first_device_so_member_0_alone_has_it(job, mesh):
+    unsharded = jax.ShapeDtypeStruct((8, 4), np.float32)
+    program = job_program(examples.total, unsharded, mesh=mesh)
+    first = SingleDeviceSharding(mesh.devices.flat[0])  # where the worker puts it
+    split = [jax.ShapeDtypeStruct((8, 4), np.float32, sharding=first)]
+    answers = call_job(job, program, split, [X])
+    assert answers[0][0] == answers[1][0]
+    assert [list(got) for _, got in answers] == [[(0, ())], []]
+    assert answers[0][1][(0, ())] == X.sum()
 
 
 def test_a_member_refuses_a_shard_none_of_its_devices_holds(job, mesh):
