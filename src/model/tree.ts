@@ -55,19 +55,35 @@ export type ContainerNode = Extract<TreeNode, { children: readonly TreeNode[] }>
 
 /** jax.tree_util.PyTreeDef: the structure of a pytree, without its leaves. */
 export class PyTreeDef extends ValueObject {
-  readonly numLeaves: number;
-  readonly numNodes: number;
+  #counts: { readonly leaves: number; readonly nodes: number } | undefined;
 
   constructor(readonly root: TreeNode) {
     super();
-    let leaves = 0;
-    let nodes = 0;
-    forEachNode(root, (node) => {
-      nodes++;
-      if (node.kind === "leaf") leaves++;
-    });
-    this.numLeaves = leaves;
-    this.numNodes = nodes;
+  }
+
+  /** How many leaves the tree has. */
+  get numLeaves(): number {
+    return this.#count().leaves;
+  }
+
+  /** How many nodes the tree has, leaves included. */
+  get numNodes(): number {
+    return this.#count().nodes;
+  }
+
+  // Counted when first asked: decoding builds a PyTreeDef and need not walk it (a walk is
+  // about a third of lifting a tree, and more where REPEATs share a subtree many times).
+  #count(): { readonly leaves: number; readonly nodes: number } {
+    if (this.#counts === undefined) {
+      let leaves = 0;
+      let nodes = 0;
+      forEachNode(this.root, (node) => {
+        nodes++;
+        if (node.kind === "leaf") leaves++;
+      });
+      this.#counts = { leaves, nodes };
+    }
+    return this.#counts;
   }
 
   protected computeKey(): string {
