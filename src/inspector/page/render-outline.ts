@@ -1,0 +1,163 @@
+import type { TreeNode } from "../../model/tree";
+import { dictKeyText } from "../../model/tree-dict-keys";
+import type { PartView } from "../view";
+import { count, h } from "./dom";
+
+/** Children rendered at a time; more on request, so a 10,000-leaf list costs nothing until opened. */
+const CHUNK = 200;
+/** "Expand all" is offered up to this many leaves. */
+export const EXPAND_ALL_MAX = 5_000;
+/** Search results listed at most. */
+const RESULTS_MAX = 100;
+
+/** A pytree as a collapsible outline (children drawn when opened), with a path search. */
+export function renderPart(part: PartView, root: TreeNode): HTMLElement {
+  const counts = new WeakMap<TreeNode, number>();
+  const leafCount = (node: TreeNode): number => {
+    if (node.kind === "leaf") return 1;
+    if (!("children" in node)) return 0;
+    let n = counts.get(node);
+    if (n === undefined) {
+      n = node.children.reduce((sum, child) => sum + leafCount(child), 0);
+      counts.set(node, n);
+    }
+    return n;
+  };
+  const leafRow = (label: string, i: number) => {
+    const leaf = part.leaves[i];
+    return h(
+      "li",
+      { class: "leaf", "data-path": leaf.path, "data-leaf": i },
+      h("span", { class: "key" }, label),
+      " ",
+      h("code", { "data-field": "type" }, `${leaf.dtype}[${leaf.shape.join(",")}]`),
+      " ",
+      leaf.sharding === null
+        ? h("span", { class: "none", "data-sharding": "none" }, "no sharding")
+        : h(
+            "a",
+            { href: `#sharding-${leaf.sharding}`, "data-sharding": leaf.sharding },
+            `sharding #${leaf.sharding}`,
+          ),
+    );
+  };
+  /** A node's row; a container's children are drawn the first time it opens. */
+  const nodeRow = (node: TreeNode, label: string, first: number, open: boolean): HTMLElement => {
+    if (node.kind === "leaf") return leafRow(label, first);
+    if (!("children" in node)) {
+      return h("li", { class: "empty" }, h("span", { class: "key" }, label), " None");
+    }
+    const list = h("ul", { hidden: !open });
+    const toggle = h(
+      "button",
+      { type: "button", class: "toggle", "aria-expanded": String(open) },
+      h("span", { class: "key" }, label),
+      ` ${kindText(node)} · ${plural(node.children.length, "child", "children")}, ${plural(leafCount(node), "leaf", "leaves")}`,
+    );
+    let drawn = 0;
+    let offset = first;
+    const drawMore = () => {
+      list.querySelector(":scope > li.more")?.remove();
+      const end = Math.min(node.children.length, drawn + CHUNK);
+      for (; drawn < end; drawn++) {
+        const child = node.children[drawn];
+        list.append(nodeRow(child, segment(node, drawn), offset, false));
+        offset += leafCount(child);
+      }
+      if (drawn < node.children.length) {
+        const more = h(
+          "button",
+          { type: "button", class: "more" },
+          `show ${count(Math.min(CHUNK, node.children.length - drawn))} more of ${count(node.children.length - drawn)}`,
+        );
+        more.addEventListener("click", drawMore);
+        list.append(h("li", { class: "more" }, more));
+      }
+    };
+    if (open) drawMore();
+    toggle.addEventListener("click", () => {
+      const opening = toggle.getAttribute("aria-expanded") !== "true";
+      if (opening && drawn === 0) drawMore();
+      toggle.setAttribute("aria-expanded", String(opening));
+      list.hidden = !opening;
+    });
+    return h("li", { class: "node" }, toggle, list);
+  };
+
+  const outline = h("ul", { class: "outline" }, nodeRow(root, part.name, 0, true));
+  const total = part.leaves.length;
+  const expandAll = h(
+    "button",
+    { type: "button", class: "expand-all", disabled: total > EXPAND_ALL_MAX },
+    total > EXPAND_ALL_MAX
+      ? `expand all (off above ${count(EXPAND_ALL_MAX)} leaves)`
+      : "expand all",
+  );
+  expandAll.addEventListener("click", () => {
+    // Level by level: each round opens what the round before drew.
+    for (;;) {
+      const closed = outline.querySelectorAll<HTMLButtonElement>(
+        'button.toggle[aria-expanded="false"], li.more > button',
+      );
+      if (closed.length === 0) break;
+      for (const button of closed) button.click();
+    }
+  });
+  const search = h("input", {
+    type: "search",
+    id: `search-${part.name}`,
+    placeholder: "a path, such as ['params']",
+    autocomplete: "off",
+  });
+  const status = h("p", { class: "status", "aria-live": "polite" });
+  const results = h("ol", { class: "results" });
+  search.addEventListener("input", () => {
+    const query = search.value.trim().toLowerCase();
+    results.replaceChildren();
+    if (!query) {
+      status.textContent = "";
+      return;
+    }
+    let found = 0;
+    part.leaves.forEach((leaf, i) => {
+      if (!leaf.path.toLowerCase().includes(query)) return;
+      if (found++ < RESULTS_MAX) results.append(leafRow(`${part.name}${leaf.path}`, i));
+    });
+    status.textContent = `${count(found)} of ${count(total)} leaves match${found > RESULTS_MAX ? `; the first ${RESULTS_MAX} are listed` : ""}`;
+  });
+  return h(
+    "section",
+    { class: "part", id: `part-${part.name}`, "data-part": part.name, "data-leaves": total },
+    h("h2", {}, `Tree: ${part.name} (${count(total)} leaves)`),
+    h(
+      "div",
+      { class: "tools" },
+      h("label", { for: `search-${part.name}` }, "Search paths "),
+      search,
+      " ",
+      expandAll,
+    ),
+    status,
+    results,
+    outline,
+  );
+}
+
+function kindText(node: TreeNode): string {
+  if (node.kind === "namedtuple" || node.kind === "custom") return `${node.kind} ${node.typeName}`;
+  return node.kind;
+}
+
+/** A child's step in a path, as JAX's keystr writes it: ['key'], [0], .field. */
+function segment(node: TreeNode, i: number): string {
+  if ("keys" in node) {
+    const key = node.keys[i];
+    return `[${typeof key === "string" ? JSON.stringify(key) : dictKeyText(key)}]`;
+  }
+  if (node.kind === "namedtuple") return `.${node.fields[i]}`;
+  return `[${i}]`;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
