@@ -67,6 +67,18 @@ const dict = (kind: number, keys: unknown[], strings: string[] = [], more = {}) 
     keys.length,
   );
 const DEFAULT = { typeRefs: [0], nodeTypes: [LIST_FACTORY] };
+// colocated.v1.1 dict keys: a float, bytes, and a tuple whose items are pool refs.
+const float = (value: number) => ({ key: { $case: "float", value } });
+const bytesKey = (...b: number[]) => ({ key: { $case: "bytes", value: new Uint8Array(b) } });
+const tuple = (...items: number[]) => ({ key: { $case: "tuple", value: { items } } });
+/** A dict of one leaf whose key is pool key `used` of `keys` (none a str). */
+const poolDict = (keys: unknown[], used: number) =>
+  tree({ kinds: [5, 1], arities: [1], dictKeys: [used], keys }, 1);
+/** `n` tuple keys after int 1, each holding the one before it `width` times. */
+const tupleChain = (n: number, width: number) => [
+  int(1n),
+  ...range(n).map((i) => tuple(...Array(width).fill(i))),
+];
 // colocated.v1.1 tree constructs: LEAVES (10) runs, REPEAT (11) copies of an earlier subtree
 // (over LIST 4, LEAF 1, NONE 2), and str keys front-coded in key_text and key_sizes.
 const LEAVES = 10;
@@ -198,6 +210,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       { message: "needs colocated\\.v1\\.1" },
     ],
     [
+      "float-dict-key-of-1.1-under-a-1.0-header",
+      "specs.treedef.dict_keys[0]",
+      specs(dict(5, [float(1.5)])),
+      { message: "needs colocated\\.v1\\.1" },
+    ],
+    [
       "unknown-node-kind-under-a-newer-header",
       "specs.treedef.kinds[0]",
       specs({ "m.header.minorVersion": 7 }, tree({ kinds: [12] }, 0)),
@@ -263,6 +281,11 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   "forward-reference": [
+    [
+      "tuple-dict-key-holds-itself",
+      "specs.treedef.keys[0].tuple.items[0]",
+      specs(V1_1, dict(5, [tuple(0)])),
+    ],
     [
       "tree-repeat-forward",
       "specs.treedef.arities[2]",
@@ -498,6 +521,36 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       specs(V1_1, dict(5, [int(1n)], [], { dictKeys: [1] })),
     ],
     [
+      "float-dict-keys-minus-zero-and-zero",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(5, [float(-0), float(0)])),
+      { message: "distinct" },
+    ],
+    [
+      "bytes-dict-keys-unsorted",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_1, dict(5, [bytesKey(0x62), bytesKey(0x61)])),
+    ],
+    [
+      // (1,) and ("a",): Python compares 1 < "a", which it cannot.
+      "tuple-dict-keys-that-cannot-be-compared",
+      "specs.treedef.dict_keys[1]",
+      specs(
+        V1_1,
+        tree(
+          {
+            kinds: [5, 1, 1],
+            arities: [2],
+            strings: ["a"],
+            dictKeys: [2, 3],
+            keys: [int(1n), tuple(1), tuple(0)],
+          },
+          2,
+        ),
+      ),
+      { message: "cannot be sorted together" },
+    ],
+    [
       "default-dict-keys-unsorted",
       "specs.treedef.dict_keys[1]",
       specs(V1_1, dict(9, ["b", "a"], ["b", "a"], DEFAULT)),
@@ -525,6 +578,38 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "dict-key-none-false",
       "specs.treedef.keys[0].none",
       specs(V1_1, dict(5, [{ key: { $case: "none", value: false } }])),
+    ],
+    [
+      "dict-key-float-nan",
+      "specs.treedef.keys[0].float",
+      specs(V1_1, dict(5, [float(Number.NaN)])),
+    ],
+    [
+      "pickled-namedtuple-type",
+      "specs.treedef.node_types[0].pickle",
+      specs(
+        V1_1,
+        tree(
+          {
+            kinds: [6, 1],
+            arities: [1],
+            typeRefs: [0],
+            nodeTypes: [{ ...namedTuple("x"), pickle: new Uint8Array([0x80]) }],
+          },
+          1,
+        ),
+      ),
+    ],
+    [
+      "pickled-default-factory-with-a-name",
+      "specs.treedef.node_types[0].name",
+      specs(
+        V1_1,
+        dict(9, ["a"], ["a"], {
+          ...DEFAULT,
+          nodeTypes: [{ ...LIST_FACTORY, pickle: new Uint8Array([0x80]) }],
+        }),
+      ),
     ],
     [
       "default-factory-with-fields",
@@ -657,6 +742,19 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       specs({ "e.7.tileAssignment.dims": [1 << 30, 1 << 30] }),
     ],
     ["tree-1001-deep", "specs.treedef.kinds[1000]", specs(tree({}, 1), nested(1001))],
+    [
+      // Each tuple key holds the one before it twice: 127 expanded keys from 7 written.
+      "tuple-dict-keys-expand-past-the-node-limit",
+      "specs.treedef.keys[5]",
+      specs(V1_1, poolDict(tupleChain(6, 2), 6)),
+      { limits: { maxTreeNodes: 100 } },
+    ],
+    [
+      "tuple-dict-key-nests-past-the-depth-limit",
+      "specs.treedef.keys[3]",
+      specs(V1_1, poolDict(tupleChain(3, 1), 3)),
+      { limits: { maxTreeDepth: 3 } },
+    ],
     // 23 doublings of a list of two leaves: 67 million nodes from 96 written.
     ["tree-repeat-bomb", "specs.treedef.kinds[85]", specs(V1_1, repeatBomb(23))],
     [
