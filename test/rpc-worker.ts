@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -63,6 +64,36 @@ export function startWorker(
     });
     child.on("exit", (code, signal) => fail(`exited (${code ?? signal}) before serving`));
   });
+}
+
+/** A free TCP port on 127.0.0.1: bound, then released, for a JAX job's coordinator. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `processes` workers of `devices` CPU devices each as one JAX job (process 0 serves
+ * the coordinator), all at once: each serves only once every process has joined.
+ */
+export async function startJob(
+  processes: number,
+  devices: number,
+  flags: string[] = [],
+): Promise<RunningWorker[]> {
+  const coordinator = `127.0.0.1:${await freePort()}`;
+  const job = ["--coordinator", coordinator, "--num-processes", String(processes)];
+  return Promise.all(
+    Array.from({ length: processes }, (_, i) =>
+      startWorker([...flags, "--devices", String(devices), ...job, "--process-id", String(i)]),
+    ),
+  );
 }
 
 /** Resolves when the worker writes `text` to stderr, after this call; rejects if it exits first. */

@@ -29,22 +29,31 @@ export class GroupBuffers {
 /**
  * One member's part of a group call: of each array, the distinct shards that at least one of
  * the member's devices holds, each once (the member places it on all of them, and returns it
- * once); a leaf with no sharding goes whole to every member. Outputs land in `buffers`.
+ * once). A leaf with no sharding lives whole on the program's first device, as the worker
+ * places it, so only that device's member gets it. Outputs land in `buffers`.
  */
 export function memberScope(
   devices: ReadonlySet<number>,
+  firstDevice: number,
   buffers: GroupBuffers,
   member: string,
 ): ShardScope {
   return {
-    shardsOf: (spec) => memberShards(spec, devices),
+    shardsOf: (spec) => memberShards(spec, devices, firstDevice),
     buffer: (leaf, bytes, make) => buffers.buffer(leaf, bytes, make, member),
   };
 }
 
 /** The distinct shards of `spec` that any of `devices` holds, in JAX's order. */
-export function memberShards(spec: ShapeDtypeStruct, devices: ReadonlySet<number>): ShardIndex[] {
-  if (spec.sharding === null) return [{ start: spec.shape.map(() => 0), stop: [...spec.shape] }];
+export function memberShards(
+  spec: ShapeDtypeStruct,
+  devices: ReadonlySet<number>,
+  firstDevice: number,
+): ShardIndex[] {
+  if (spec.sharding === null) {
+    if (!devices.has(firstDevice)) return [];
+    return [{ start: spec.shape.map(() => 0), stop: [...spec.shape] }];
+  }
   return distinctShards(spec.sharding, spec.shape)
     .filter((shard) => shard.devices.some((d) => devices.has(d)))
     .map((shard) => shard.index);

@@ -47,7 +47,7 @@ export function checkOneJob(
   if (members.length !== count) {
     throw new GroupTopologyError(
       "process-count",
-      `${members.length} workers, but their job has ${count} processes: give one worker per process`,
+      `${members.length} workers, but their job has ${count === 1 ? "1 process" : `${count} processes`}: give one worker per process`,
     );
   }
   const byIndex = new Map<number, string>();

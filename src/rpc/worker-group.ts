@@ -1,9 +1,10 @@
 import { decodeProgram } from "../decode";
 import { DecodeError } from "../errors";
+import { deviceIdsOf } from "../model/device-list";
 import type { Program } from "../model/program";
 import type { ConnectOptions, WorkerClient } from "./client";
 import { connectAll } from "./group-connect";
-import { type GroupMember, MemberError, type MemberHealth } from "./group-member";
+import { describeMember, type GroupMember, MemberError, type MemberHealth } from "./group-member";
 import { GroupBuffers, memberScope } from "./group-shards";
 import { checkOneJob, type GroupTopology } from "./group-topology";
 import {
@@ -80,13 +81,14 @@ export class WorkerGroup {
     const buffers = new GroupBuffers();
     const moved = this.members.map(() => ({ sentBytes: 0, receivedBytes: 0 }));
     const onProgress = options.onProgress && this.progress(moved, options.onProgress);
+    const firstDevice = deviceIdsOf(model.devices)[0];
     const calls = this.clients.map((client, i) => {
       const member = this.members[i];
       const devices = new Set(member.devices.map((d) => d.id));
       return client.executeSharded(model, inputs, {
         ...options,
         signal: cancel.signal,
-        scope: memberScope(devices, buffers, `process ${member.processIndex}`),
+        scope: memberScope(devices, firstDevice, buffers, `process ${member.processIndex}`),
         onProgress: onProgress && ((p) => onProgress(i, p)),
       });
     });
@@ -119,6 +121,11 @@ export class WorkerGroup {
         }
       }),
     );
+  }
+
+  /** How many times the group sent a program with LoadProgram, over every member. */
+  get programLoads(): number {
+    return this.clients.reduce((n, c) => n + c.programLoads, 0);
   }
 
   /** Closes every member's channel (calls in flight finish; cancel one with `signal`). */
@@ -181,12 +188,16 @@ function firstFailureCancels<T>(
   });
 }
 
-/** Every member must have sent the same output specs, as one SPMD program does. */
+/**
+ * Every member must have sent the same output specs, as one SPMD program does; they differ
+ * when the function returned an output made on each process alone (a NumPy value, a fresh
+ * array with no sharding), which lives on each process's own first device.
+ */
 function checkSameOutputs(results: readonly ShardedResult[], members: readonly GroupMember[]) {
   const want = Buffer.from(results[0].outputSpecsPayload);
   results.forEach((r, i) => {
     if (!want.equals(r.outputSpecsPayload)) {
-      const detail = `process ${members[i].processIndex} (${members[i].target}) sent other output specs than process ${members[0].processIndex}`;
+      const detail = `the members disagree on the output specs (${describeMember(members[i])} against ${describeMember(members[0])}): did the function return an output made on each process alone, not from its global inputs?`;
       throw new DecodeError("output_specs", "invalid-value", detail);
     }
   });

@@ -1,0 +1,295 @@
+import { status } from "@grpc/grpc-js";
+import {
+  DeviceList,
+  FunctionRef,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  type Program,
+  ShapeDtypeStruct,
+} from "../src";
+import {
+  callInputs,
+  GroupTopologyError,
+  MemberError,
+  type ShardedProgress,
+  type Topology,
+  WorkerGroup,
+} from "../src/rpc";
+import { memberShards } from "../src/rpc/group-shards";
+import { checkOneJob } from "../src/rpc/group-topology";
+import { range } from "./fixtures";
+import {
+  ensurePythonEnv,
+  type RunningWorker,
+  startJob,
+  startWorker,
+  stopAllWorkers,
+  whenStderrSays,
+} from "./rpc-worker";
+
+// Two real worker processes of four CPU devices each, joined as one JAX job (jax.distributed,
+// gloo collectives), driven by one WorkerGroup.
+jest.setTimeout(180_000);
+
+const EXAMPLES = "colocated_wire.examples";
+/** The job's global device ids: process 0 holds 0–3, process 1 holds 2048–2051. */
+const IDS = [0, 1, 2, 3, 2048, 2049, 2050, 2051];
+/** Mesh rows are processes: "x" crosses them, "y" stays within one. */
+const mesh = new Mesh(new DeviceList(IDS), [2, 4], ["x", "y"]);
+const f32 = (shape: number[], ...entries: (string | null)[]) =>
+  new ShapeDtypeStruct(shape, "float32", new NamedSharding(mesh, new PartitionSpec(...entries)));
+
+function example(qualname: string, args: ShapeDtypeStruct[]): Program {
+  return {
+    function: new FunctionRef(EXAMPLES, qualname),
+    inputs: callInputs(args),
+    devices: mesh.devices,
+  };
+}
+
+function floats(bytes: Uint8Array): Float32Array {
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+}
+
+/** A worker's view of a job of `count` processes, as GetTopology gives it. */
+function topology(processIndex: number, count: number, ids = IDS): Topology {
+  const perProcess = ids.length / count;
+  const devices = ids.map((id, i) => ({
+    id,
+    processIndex: Math.floor(i / perProcess),
+    platform: "cpu",
+    kind: "cpu",
+    coords: [],
+  }));
+  return { processCount: count, processIndex, devices };
+}
+
+describe("the one-job check and the shards of a member (no workers)", () => {
+  const cases: [string, { target: string; topology: Topology }[], string, string][] = [
+    [
+      "two jobs of one process",
+      [
+        { target: "a:1", topology: topology(0, 1, [0, 1]) },
+        { target: "b:1", topology: topology(0, 1, [0, 1]) },
+      ],
+      "process-count",
+      "2 workers, but their job has 1 process: give one worker per process",
+    ],
+    [
+      "different process counts",
+      [
+        { target: "a:1", topology: topology(0, 2) },
+        { target: "b:1", topology: topology(1, 4) },
+      ],
+      "process-count",
+      "a:1 is in a job of 2 processes, b:1 in one of 4: they are not one job",
+    ],
+    [
+      "the same process twice",
+      [
+        { target: "a:1", topology: topology(1, 2) },
+        { target: "b:1", topology: topology(1, 2) },
+      ],
+      "process-index",
+      "a:1 and b:1 are both process 1: they are not one job",
+    ],
+    [
+      "other devices",
+      [
+        { target: "a:1", topology: topology(0, 2) },
+        { target: "b:1", topology: topology(1, 2, range(8)) },
+      ],
+      "devices",
+      "a:1 and b:1 list different global devices (8 devices, ids 0–3, 2048–2051 against 8 devices, ids 0–7): they are not one job",
+    ],
+  ];
+  test.each(cases)("%s is a GroupTopologyError", (_, members, kind, message) => {
+    let error: unknown;
+    try {
+      checkOneJob(members);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(GroupTopologyError);
+    expect(error).toMatchObject({ kind, message });
+  });
+
+  test("one job: each process's devices", () => {
+    const job = checkOneJob([
+      { target: "b:1", topology: topology(1, 2) },
+      { target: "a:1", topology: topology(0, 2) },
+    ]);
+    expect(job.byProcess.map((ds) => ds.map((d) => d.id))).toEqual([
+      [0, 1, 2, 3],
+      [2048, 2049, 2050, 2051],
+    ]);
+  });
+
+  test("a member gets the shards its devices hold, a shared one once", () => {
+    const first = new Set(IDS.slice(0, 4));
+    const second = new Set(IDS.slice(4));
+    const starts = (spec: ShapeDtypeStruct, devices: Set<number>) =>
+      memberShards(spec, devices, IDS[0]).map((s) => s.start.join(","));
+    // Split over both processes: four shards each.
+    expect(starts(f32([8, 4], "x", "y"), first)).toEqual(["0,0", "0,1", "0,2", "0,3"]);
+    expect(starts(f32([8, 4], "x", "y"), second)).toEqual(["4,0", "4,1", "4,2", "4,3"]);
+    // Split within a process only: every member holds every shard, and gets each once.
+    expect(starts(f32([4], "y"), first)).toEqual(["0", "1", "2", "3"]);
+    expect(starts(f32([4], "y"), second)).toEqual(["0", "1", "2", "3"]);
+    // Replicated: the whole array to each. No sharding: on the program's first device only.
+    expect(starts(f32([2]), second)).toEqual(["0"]);
+    expect(starts(new ShapeDtypeStruct([2], "float32"), first)).toEqual(["0"]);
+    expect(starts(new ShapeDtypeStruct([2], "float32"), second)).toEqual([]);
+  });
+});
+
+describe("a WorkerGroup of two workers as one JAX job", () => {
+  let job: RunningWorker[];
+  const groups: WorkerGroup[] = [];
+  const connect = async (workers: RunningWorker[]) => {
+    const group = await WorkerGroup.connect(
+      workers.map((w) => w.target),
+      { deadlineMs: 60_000 },
+    );
+    groups.push(group);
+    return group;
+  };
+
+  beforeAll(async () => {
+    ensurePythonEnv();
+    job = await startJob(2, 4, ["--allow-module", EXAMPLES]);
+  }, 900_000);
+
+  afterAll(async () => {
+    for (const group of groups) group.close();
+    await stopAllWorkers();
+  });
+
+  const X = Float32Array.from(range(32), (i) => i - 10);
+  const Y = Float32Array.from(range(32), () => 0.5);
+
+  test("topology: one job of two processes, four devices each, in any member order", async () => {
+    const group = await connect([job[1], job[0]]);
+    expect(group.topology.processCount).toBe(2);
+    expect(group.topology.devices.map((d) => d.id)).toEqual(IDS);
+    expect(group.members.map((m) => [m.target, m.processIndex])).toEqual([
+      [job[1].target, 1],
+      [job[0].target, 0],
+    ]);
+    expect(group.members[0].devices.map((d) => d.id)).toEqual([2048, 2049, 2050, 2051]);
+  });
+
+  test("a cross-process reduction and every output come back right, each shard sent once per member", async () => {
+    const group = await connect(job);
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    let last: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
+    const { outputs, data } = await group.executeSharded(program, [X, Y], {
+      onProgress: (p) => {
+        last = p;
+      },
+    });
+    // X: 8 shards of 16 bytes, 4 to each member; Y: 2 shards of 64 bytes, one to each.
+    expect(last.sentBytes).toBe(128 + 128);
+    expect(outputs.leaves.map((l) => l.dtype)).toEqual([
+      "int32",
+      "float32",
+      "bool",
+      "float32",
+      "float32",
+    ]);
+    // count_positive: jnp.sum over an array split across both processes (a gloo collective).
+    expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
+    expect(floats(data[1])).toEqual(X.map((v) => v * 2));
+    expect(Array.from(data[2])).toEqual(Array.from(X, (v) => (v > 0 ? 1 : 0)));
+    expect(floats(data[3])).toEqual(
+      Float32Array.from(range(8), (r) => X.slice(4 * r, 4 * r + 4).reduce((a, b) => a + b)),
+    );
+    expect(floats(data[4])).toEqual(X.map((v) => v + 0.5));
+  });
+
+  test("a replicated input goes to every member once; the program is loaded once per member", async () => {
+    const group = await connect(job);
+    const program = example("affine", [f32([8, 4], "x", "y"), f32([]), f32([4], "y")]);
+    const shift = Float32Array.of(100, 200, 300, 400);
+    let last: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
+    for (const scale of [2, 3]) {
+      const { data } = await group.executeSharded(program, [X, Float32Array.of(scale), shift], {
+        onProgress: (p) => {
+          last = p;
+        },
+      });
+      expect(floats(data[0])).toEqual(X.map((v, i) => v * scale + shift[i % 4]));
+    }
+    // X split in two, the scalar and shift's four shards to both.
+    expect(last).toEqual({ sentBytes: 128 + 2 * 4 + 2 * 16, receivedBytes: 128 });
+    expect(group.programLoads).toBe(2);
+  });
+
+  test("a member that hangs fails the call by its deadline, naming it; alive() says who answers", async () => {
+    const group = await connect(job);
+    const program = example("affine", [f32([8, 4], "x", "y"), f32([]), f32([4], "y")]);
+    const inputs = [X, Float32Array.of(1), new Float32Array(4)];
+    await group.executeSharded(program, inputs); // loaded and compiled on both
+    job[1].process.kill("SIGSTOP");
+    try {
+      const error = await group.executeSharded(program, inputs, { deadlineMs: 3_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(MemberError);
+      expect((error as MemberError).member.processIndex).toBe(1);
+      expect((error as MemberError).code).toBe(status.DEADLINE_EXCEEDED);
+      expect((error as MemberError).message).toContain("(no answer within 3000 ms)");
+      const health = await group.alive({ deadlineMs: 2_000 });
+      expect(health.map((h) => h.alive)).toEqual([true, false]);
+    } finally {
+      job[1].process.kill("SIGCONT");
+    }
+    const health = await group.alive({ deadlineMs: 10_000 });
+    expect(health.map((h) => h.alive)).toEqual([true, true]);
+  });
+
+  test("two workers that are not one job are refused, naming why", async () => {
+    const alone = await Promise.all([
+      startWorker(["--devices", "4"]),
+      startWorker(["--devices", "4"]),
+    ]);
+    const error = await connect(alone).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(GroupTopologyError);
+    expect(error).toMatchObject({
+      kind: "process-count",
+      message: "2 workers, but their job has 1 process: give one worker per process",
+    });
+  });
+
+  // Last: it kills process 1, which breaks the job for good.
+  test("a member killed mid-call fails the call naming it, cancels the other, and is reported dead", async () => {
+    const group = await connect(job);
+    const program = example("block_until_released", [f32([8, 4], "x", "y")]);
+    const blocked = whenStderrSays(job[1], "block_until_released: blocked");
+    const call = group.executeSharded(program, [X], { deadlineMs: 120_000 });
+    const outcome = call.then(
+      () => "the call returned",
+      (e: unknown) => e,
+    );
+    await Promise.race([blocked, outcome]);
+    job[1].process.kill("SIGKILL");
+    const error = await outcome;
+    expect(error).toBeInstanceOf(MemberError);
+    const failed = error as MemberError;
+    expect(failed.member).toMatchObject({ target: job[1].target, processIndex: 1 });
+    expect(failed.code).toBe(status.UNAVAILABLE);
+    expect(failed.message).toContain(`member process 1 (${job[1].target}) failed: `);
+    expect(failed.message).toContain(`cancelled on process 0 (${job[0].target})`);
+    expect(failed.cancelled.map((m) => m.processIndex)).toEqual([0]);
+    const health = await group.alive({ deadlineMs: 10_000 });
+    expect(health.map((h) => [h.member.processIndex, h.alive])).toEqual([
+      [0, true],
+      [1, false],
+    ]);
+  });
+});
