@@ -95,7 +95,7 @@ describe("colocated-wire CLI", () => {
       [["frobnicate"], "unknown command 'frobnicate' (see colocated-wire --help)"],
       [
         ["call", "x.bin"],
-        "required option '-t, --target <host:port>' not specified (see colocated-wire call --help)",
+        "give either -t, --target <host:port> or -w, --worker <host:port> (repeated) (see colocated-wire call --help)",
       ],
       [
         ["demo", "--mesh", "2by4"],

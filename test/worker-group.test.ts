@@ -1,6 +1,10 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import {
   DeviceList,
+  encodeProgram,
   FunctionRef,
   Mesh,
   NamedSharding,
@@ -8,6 +12,7 @@ import {
   type Program,
   ShapeDtypeStruct,
 } from "../src";
+import { main } from "../src/cli/main";
 import {
   callInputs,
   GroupTopologyError,
@@ -46,6 +51,22 @@ function example(qualname: string, args: ShapeDtypeStruct[]): Program {
     inputs: callInputs(args),
     devices: mesh.devices,
   };
+}
+
+/** Runs the command line in this process: its exit status and what it printed. */
+async function cli(...args: string[]): Promise<{ status: number; out: string }> {
+  const printed: string[] = [];
+  const log = jest.spyOn(console, "log").mockImplementation((line: string) => printed.push(line));
+  const error = jest
+    .spyOn(console, "error")
+    .mockImplementation((line: string) => printed.push(line));
+  try {
+    const status = await main(["node", "colocated-wire", ...args]);
+    return { status, out: printed.join("\n") };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
 }
 
 function floats(bytes: Uint8Array): Float32Array {
@@ -224,6 +245,49 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     // X split in two, the scalar and shift's four shards to both.
     expect(last).toEqual({ sentBytes: 128 + 2 * 4 + 2 * 16, receivedBytes: 128 });
     expect(group.programLoads).toBe(2);
+  });
+
+  test("CLI: topology prints each process's worker and devices; call --worker runs on the group", async () => {
+    const [t0, t1] = job.map((w) => w.target);
+    const width = Math.max(t0.length, t1.length);
+    const topology = await cli("topology", "--worker", t1, "--worker", t0);
+    expect(topology).toEqual({
+      status: 0,
+      out: [
+        "a JAX job of 2 processes, 8 devices (cpu)",
+        `process 0  ${t0.padEnd(width)}  4 devices, ids 0–3`,
+        `process 1  ${t1.padEnd(width)}  4 devices, ids 2048–2051`,
+      ].join("\n"),
+    });
+    const alone = await cli("topology", "--worker", t1);
+    expect(alone.out.split("\n").slice(1)).toEqual([
+      `process 0  (no worker given)  4 devices, ids 0–3`,
+      `process 1  ${t1.padEnd(17)}  4 devices, ids 2048–2051`,
+    ]);
+
+    const dir = mkdtempSync(join(tmpdir(), "worker-group-cli-"));
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    writeFileSync(join(dir, "program.bin"), encodeProgram(program));
+    writeFileSync(join(dir, "x.bin"), new Uint8Array(X.buffer));
+    writeFileSync(join(dir, "y.bin"), new Uint8Array(Y.buffer));
+    const call = await cli(
+      "call",
+      join(dir, "program.bin"),
+      ...["-i", join(dir, "x.bin"), "-i", join(dir, "y.bin")],
+      ...["-w", t0, "-w", t1, "--out-dir", dir],
+    );
+    expect(call.status).toBe(0);
+    expect(call.out).toMatch(
+      new RegExp(
+        `^workers ${t0}, ${t1}: a JAX job of 2 processes, colocated\\.v1 version 1\\.\\d+\n`,
+      ),
+    );
+    expect(floats(Uint8Array.from(readFileSync(join(dir, "output-1.bin"))))).toEqual(
+      X.map((v) => v * 2),
+    );
+    expect(readFileSync(join(dir, "output-0.bin")).readInt32LE(0)).toBe(
+      X.filter((v) => v > 0).length,
+    );
   });
 
   test("a member that hangs fails the call by its deadline, naming it; alive() says who answers", async () => {

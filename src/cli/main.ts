@@ -10,6 +10,7 @@ import { reportOf, UsageError } from "./errors";
 import { readJson, readPayload, writeBinaryToStdout, writeOutput } from "./files";
 import { formatInspection, inspectPayload } from "./inspect";
 import { packageVersion } from "./package-version";
+import { topologyCommand } from "./topology";
 
 /** Builds the colocated-wire command line. */
 export function buildCli(): Command {
@@ -70,6 +71,7 @@ export function buildCli(): Command {
     });
 
   program.addCommand(callCommand());
+  program.addCommand(topologyCommand());
 
   // A usage mistake is one line and a hint, thrown to the one place that prints errors.
   for (const command of [program, ...program.commands]) {
