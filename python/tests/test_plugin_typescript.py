@@ -141,3 +141,37 @@ def test_canonicalize_gives_the_same_bytes_and_text(written, tmp_path):
 def _camel(snake: str) -> str:
     head, *rest = snake.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
+    """What the plugin writes for the pytrees of test_plugin_pytrees.py (float keys a
+    TypeScript Map cannot make, -0.0, tuples, pickled keys, aux data and a factory) TypeScript
+    reads and writes again unchanged, never running a pickle."""
+    import collections
+    import enum
+
+    from colocated_wire import serialize_specs
+
+    class Level(enum.IntEnum):
+        LOW = 1
+
+    s = jax.ShapeDtypeStruct((2,), jnp.float32)
+    tree = {
+        "floats": {-0.0: s, 2.0: s, 1e16: s, 1e-05: s},
+        "tuples": {(1, (b"\x00'", None)): s, (2.0, ()): s},
+        "pickled": {Level.LOW: s, 2**70: s},
+        "custom": jax.tree_util.Partial(base64.b64encode, s),
+        "factory": collections.defaultdict(lambda: 0, {"k": s}),
+    }
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    data = serialize_specs(treedef, leaves, allow_pickle=True)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "in" / "trees.bin").write_bytes(data)
+    _cli("canonicalize", "-d", str(tmp_path / "out"), str(tmp_path / "in" / "trees.bin"))
+    assert (tmp_path / "out" / "trees.bin").read_bytes() == data
+    back, back_leaves = deserialize_specs(data, allow_pickle=True)
+    again = jax.tree_util.tree_unflatten(back, back_leaves)
+    for name in ("floats", "tuples", "pickled"):
+        assert [(k, type(k)) for k in again[name]] == [(k, type(k)) for k in sorted(tree[name])]
+    assert again["factory"]["missing"] == 0 and again["custom"].func is base64.b64encode
