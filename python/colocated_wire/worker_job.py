@@ -15,12 +15,27 @@ same function (SPMD), so JAX's collectives join the members' shards.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
+import grpc
 import jax
+from jax._src import distributed
 
-from colocated_wire.worker_errors import failed_precondition
+from colocated_wire.worker_errors import Refused, failed_precondition, invalid_argument
+
+# The gRPC metadata key that names one call of a job, the same on every member's stream.
+CALL_ID_KEY = "colocated-call-id"
+_CALL_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# How long members wait for each other when the call has no deadline.
+DEFAULT_WAIT_SECONDS = 300.0
+# One function at a time per member, so that every member launches the job's computations
+# in one order (JAX's multi-process runtime needs the same order on every process).
+_one_at_a_time = threading.Lock()
+T = TypeVar("T")
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -123,6 +138,49 @@ def own_shards(shards: dict) -> dict:
         index: [d for d in devices if d.process_index == me] for index, devices in shards.items()
     }
     return {index: devices for index, devices in mine.items() if devices}
+
+
+def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
+    """Runs `work` (the call's function) once every member of the job is ready to run it.
+
+    In a job of one process, at once. In a job of many, only if the call is named (metadata
+    `colocated-call-id`, the same on every member's stream): the member takes its turn (one
+    function at a time), then waits at a JAX barrier of that name for the other members. A
+    member that refused the call never arrives, so the others refuse it too (ABORTED) instead
+    of waiting forever inside a collective. An unnamed call runs without waiting.
+    """
+    if jax.process_count() == 1:
+        return work()
+    call_id = dict(context.invocation_metadata()).get(CALL_ID_KEY)
+    if call_id is None:
+        return work()
+    if not _CALL_ID.fullmatch(call_id):
+        raise invalid_argument(
+            f"metadata {CALL_ID_KEY}: {call_id[:40]!r} is not 1-128 letters, digits or ._:-"
+        )
+    remaining = context.time_remaining()
+    # Short of the deadline, so that the caller hears why rather than DEADLINE_EXCEEDED.
+    wait = DEFAULT_WAIT_SECONDS if remaining is None else max(0.8 * remaining, 0.0)
+    if not _one_at_a_time.acquire(timeout=wait):
+        raise aborted(f"call {call_id}: another call of the job still runs on {describe()}")
+    try:
+        try:
+            distributed.global_state.client.wait_at_barrier(
+                f"colocated-call/{call_id}", max(int(wait * 1000), 1)
+            )
+        except Exception as e:  # noqa: BLE001 - JAX raises its runtime error on a timeout
+            raise aborted(
+                f"call {call_id}: not every member of the job was ready to run it within"
+                f" {wait:.3g} s ({describe()}): {str(e).splitlines()[0]}"
+            ) from e
+        return work()
+    finally:
+        _one_at_a_time.release()
+
+
+def aborted(message: str) -> Refused:
+    """The members of a job did not run a call together; none of them ran it."""
+    return Refused(grpc.StatusCode.ABORTED, message)
 
 
 def check_unary(devices: Sequence[jax.Device]) -> None:

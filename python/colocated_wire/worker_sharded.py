@@ -41,7 +41,7 @@ from colocated_wire.worker_execute import (
     output_specs_payload,
     run,
 )
-from colocated_wire.worker_job import held_here, own_shards
+from colocated_wire.worker_job import held_here, own_shards, run_together
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
@@ -64,6 +64,7 @@ def serve(service, requests, context) -> Iterator[service_pb2.ExecuteShardedResp
                 lambda start: resolve(service, start),
                 slot.reserve,
                 lambda step: check_active(context, step),
+                lambda work: run_together(context, work),  # a job's members run it together
             )
     except Refused as e:
         context.abort(e.code, e.message)
@@ -89,6 +90,7 @@ def execute_sharded(
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
     check: Callable[[str], None] = lambda step: None,
+    together: Callable[[Callable[[], object]], object] = lambda work: work(),
 ) -> Iterator[service_pb2.ExecuteShardedResponse]:
     """The response stream of one call: output specs, output chunks, end. Raises Refused."""
     start = _first(requests)
@@ -109,7 +111,7 @@ def execute_sharded(
     check("placing the inputs")
     arrays = inputs.place()
     check("running the function")
-    result = run(name, program.fun, *call_arguments(program, arrays))
+    result = together(lambda: run(name, program.fun, *call_arguments(program, arrays)))
     yield from stream_outputs(name, result, start.version)
 
 

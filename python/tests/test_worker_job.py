@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from concurrent import futures
 from pathlib import Path
 
@@ -168,13 +169,19 @@ def requests_for(member: int, program: bytes, specs, values) -> list[Req]:
     return [*out, Req(end=True)]
 
 
+def named() -> tuple[tuple[str, str]]:
+    """Metadata naming a new call of the job, the same for every member."""
+    return ((worker_job.CALL_ID_KEY, uuid.uuid4().hex),)
+
+
 def call_job(job, program: bytes, specs, values):
     """Every member's answer, called at once (the function is SPMD: all must run it): per
     member, (its output specs bytes, {(leaf, index): array})."""
+    name = named()
 
     def one(member: int):
         stream = job[member].ExecuteSharded(
-            iter(requests_for(member, program, specs, values)), timeout=DEADLINE
+            iter(requests_for(member, program, specs, values)), timeout=DEADLINE, metadata=name
         )
         responses = list(stream)
         specs_bytes = responses[0].output_specs.SerializeToString()
@@ -276,6 +283,38 @@ def test_a_member_refuses_a_shard_none_of_its_devices_holds(job, mesh):
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "[0:4,0:1]: not a shard of" in e.value.details()
     assert "held by this worker (process 1 of 2)" in e.value.details()
+
+
+def test_when_one_member_refuses_a_call_the_others_abort_it_and_the_job_still_works(job, mesh):
+    s = spec(mesh, "x", "y")
+    program = job_program(examples.total, s)
+    name = named()
+    # Member 0 gets its whole call; member 1 a chunk it refuses, so it never runs the function.
+    whole = requests_for(0, program, [s], [X])
+    bad = [requests_for(1, program, [s], [X])[0], chunk(0, 0, b"x", ((0, 4), (0, 1)), last=True)]
+    with futures.ThreadPoolExecutor(1) as pool:
+        member0 = pool.submit(
+            lambda: list(job[0].ExecuteSharded(iter(whole), timeout=10, metadata=name))
+        )
+        with pytest.raises(grpc.RpcError) as refused:
+            list(job[1].ExecuteSharded(iter(bad), timeout=DEADLINE, metadata=name))
+        with pytest.raises(grpc.RpcError) as aborted:
+            member0.result()
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert aborted.value.code() == grpc.StatusCode.ABORTED, aborted.value.details()
+    assert f"call {name[0][1]}: not every member of the job was ready" in aborted.value.details()
+    # Nobody entered the collective, so the next call runs on both.
+    answers = call_job(job, program, [s], [X])
+    assert [got[(0, ())] for _, got in answers] == [X.sum(), X.sum()]
+
+
+def test_a_call_named_badly_is_refused(job, mesh):
+    s = spec(mesh, "x", "y")
+    requests = requests_for(0, job_program(examples.total, s), [s], [X])
+    with pytest.raises(grpc.RpcError) as e:
+        list(job[0].ExecuteSharded(iter(requests), metadata=((worker_job.CALL_ID_KEY, "a b"),)))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "metadata colocated-call-id: 'a b' is not 1-128 letters" in e.value.details()
 
 
 def test_unary_execute_of_a_program_over_both_processes_is_refused(job, mesh):
