@@ -158,12 +158,10 @@ def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
         raise invalid_argument(
             f"metadata {CALL_ID_KEY}: {call_id[:40]!r} is not 1-128 letters, digits or ._:-"
         )
-    remaining = context.time_remaining()
-    # Short of the deadline, so that the caller hears why rather than DEADLINE_EXCEEDED.
-    wait = DEFAULT_WAIT_SECONDS if remaining is None else max(0.8 * remaining, 0.0)
-    if not _one_at_a_time.acquire(timeout=wait):
+    if not _one_at_a_time.acquire(timeout=_wait(context)):
         raise aborted(f"call {call_id}: another call of the job still runs on {describe()}")
     try:
+        wait = _wait(context)
         try:
             distributed.global_state.client.wait_at_barrier(
                 f"colocated-call/{call_id}", max(int(wait * 1000), 1)
@@ -176,6 +174,13 @@ def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
         return work()
     finally:
         _one_at_a_time.release()
+
+
+def _wait(context: grpc.ServicerContext) -> float:
+    """Seconds to wait for the other members: short of the call's deadline, so that the
+    caller hears why rather than DEADLINE_EXCEEDED."""
+    remaining = context.time_remaining()
+    return DEFAULT_WAIT_SECONDS if remaining is None else max(0.8 * remaining, 0.0)
 
 
 def aborted(message: str) -> Refused:
