@@ -1,7 +1,8 @@
 """Two real worker processes of four CPU devices each as one JAX job (issue 15): both report the
 same job in GetTopology, a sharded call whose function reduces across both processes gives the
-right values from each member, each member takes and returns only its own devices' shards, and
-the job flags are checked before JAX starts.
+right values from each member, each member takes and returns only its own devices' shards, a
+call one member refuses is aborted by the others (and the job still works), and the job flags
+are checked before JAX starts.
 
 The test process has its own 1,024 devices (ids 0-1023), so a program over the job's devices
 (ids 0-3 and 2048-2051) is written over ids 0-7 and its device list given the job's ids.
