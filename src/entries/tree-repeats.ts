@@ -216,21 +216,25 @@ export function writtenKey(key: DictKey): string {
 }
 
 /**
- * The expanded leaf refs: the written ones, with every REPEAT's copy of its source's leaves.
- * `copies[c..c+2]` is one copy, at the point where `until` written leaves have been read, of
- * `count` expanded leaves from index `from` (TreeDefFacts.leafCopies).
+ * The expanded leaves: the written ones (refs, or what they refer to), with every REPEAT's
+ * copy of its source's leaves. `copies[c..c+2]` is one copy, at the point where `until`
+ * written leaves have been read, of `count` expanded leaves from index `from`
+ * (TreeDefFacts.leafCopies).
  */
-export function expandLeaves(written: readonly number[], copies: readonly number[]): number[] {
-  if (copies.length === 0) return written as number[];
-  const out: number[] = [];
+export function expandLeaves<T>(written: readonly T[], copies: readonly number[]): T[] {
+  if (copies.length === 0) return written as T[];
+  let total = written.length;
+  for (let c = 2; c < copies.length; c += 3) total += copies[c];
+  const out = new Array<T>(total);
   let w = 0;
+  let o = 0;
   for (let c = 0; c < copies.length; c += 3) {
     const until = copies[c];
     const from = copies[c + 1];
     const count = copies[c + 2];
-    while (w < until) out.push(written[w++]);
-    for (let j = from; j < from + count; j++) out.push(out[j]);
+    while (w < until) out[o++] = written[w++];
+    for (let j = from; j < from + count; j++) out[o++] = out[j];
   }
-  while (w < written.length) out.push(written[w++]);
+  while (w < written.length) out[o++] = written[w++];
   return out;
 }

@@ -31,6 +31,9 @@ const NODE_KINDS = TREE_NODE_KINDS;
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
 const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
 const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
+/** The minor versions of LEAVES and REPEAT, read once: they are asked for at every such node. */
+const LEAVES_SINCE = valueSince(NodeKindSchema, NodeKind.NODE_KIND_LEAVES);
+const REPEAT_SINCE = valueSince(NodeKindSchema, NodeKind.NODE_KIND_REPEAT);
 /** The minor version of a pickled default_factory (NodeType.pickle). */
 const FACTORY_PICKLE_SINCE = fieldSince(NodeTypeSchema.field.pickle);
 
@@ -118,10 +121,15 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
   };
   /** The index of the next value of a column, which must exist. */
   const take = (column: Column, i: number): number => {
-    if (used[column] >= message[column].length) {
+    // Arities are taken once per container: named, not keyed, access keeps that fast.
+    const next = column === "arities" ? used.arities : used[column];
+    const length = column === "arities" ? message.arities.length : message[column].length;
+    if (next >= length) {
       throw new DecodeError(`${path}.${snake(column)}`, "invalid-tree", `runs out at node ${i}`);
     }
-    return used[column]++;
+    if (column === "arities") used.arities = next + 1;
+    else used[column] = next + 1;
+    return next;
   };
   const keys = new KeyPool(message.keys, pool, path, limits);
   const cursor: Cursor = {
@@ -138,11 +146,14 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
   };
   // Per node, only when a REPEAT may refer to it: the expanded nodes and leaves before it and
   // after its subtree (0 until it is complete), and the height of its subtree.
-  const nodesFrom = hasRepeat ? new Int32Array(kinds.length) : undefined;
-  const nodesTo = hasRepeat ? new Int32Array(kinds.length) : undefined;
-  const leavesFrom = hasRepeat ? new Int32Array(kinds.length) : undefined;
-  const leavesTo = hasRepeat ? new Int32Array(kinds.length) : undefined;
-  const heights = hasRepeat ? new Int32Array(kinds.length) : undefined;
+  // One buffer for the five: allocating typed arrays one by one cost a tenth of decoding S6.
+  const n = kinds.length;
+  const marks = hasRepeat ? new Int32Array(5 * n) : undefined;
+  const nodesFrom = marks?.subarray(0, n);
+  const nodesTo = marks?.subarray(n, 2 * n);
+  const leavesFrom = marks?.subarray(2 * n, 3 * n);
+  const leavesTo = marks?.subarray(3 * n, 4 * n);
+  const heights = marks?.subarray(4 * n);
   // How many children each open container still awaits, and its index, innermost last.
   const awaited: number[] = [];
   const opened: number[] = [];
@@ -168,10 +179,11 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     }
   };
   let complete = false;
+  // Built only on failure: a path string (or a closure) per node would double the cost of a
+  // large tree.
+  const at = (i: number) => `${path}.kinds[${i}]`;
   for (let i = 0; i < kinds.length; i++) {
-    // Built only on failure: a path string per node would double the cost of a large tree.
-    const at = () => `${path}.kinds[${i}]`;
-    if (complete) throw new DecodeError(at(), "invalid-tree", "nodes follow the end of the tree");
+    if (complete) throw new DecodeError(at(i), "invalid-tree", "nodes follow the end of the tree");
     const kind = kinds[i];
     let arity = 0;
     let size = 1;
@@ -193,7 +205,8 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
       case NodeKind.NODE_KIND_ORDERED_DICT:
       case NodeKind.NODE_KIND_DEFAULT_DICT: {
         const since = valueSince(NodeKindSchema, kind);
-        if (since > 0) requireVersion(at(), NODE_KINDS.name(kind) as string, since, minorVersion);
+        if (since > minorVersion)
+          requireVersion(at(i), NODE_KINDS.name(kind) as string, since, minorVersion);
         const a = take("arities", i);
         arity = message.arities[a];
         // A LEAVES run is one node and many children, so only a tree without them has this bound.
@@ -210,8 +223,9 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
         break;
       }
       case NodeKind.NODE_KIND_LEAVES: {
-        requireVersion(at(), "leaves", valueSince(NodeKindSchema, kind), minorVersion);
-        if (i === 0) throw new DecodeError(at(), "invalid-tree", "a run of leaves is not a tree");
+        if (LEAVES_SINCE > minorVersion)
+          requireVersion(at(i), "leaves", LEAVES_SINCE, minorVersion);
+        if (i === 0) throw new DecodeError(at(i), "invalid-tree", "a run of leaves is not a tree");
         const a = take("arities", i);
         const run = message.arities[a];
         const left = awaited.length > 0 ? awaited[awaited.length - 1] : 0;
@@ -229,7 +243,8 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
         break;
       }
       case NodeKind.NODE_KIND_REPEAT: {
-        requireVersion(at(), "repeat", valueSince(NodeKindSchema, kind), minorVersion);
+        if (REPEAT_SINCE > minorVersion)
+          requireVersion(at(i), "repeat", REPEAT_SINCE, minorVersion);
         const a = take("arities", i);
         const source = message.arities[a];
         if (source >= i || !nodesTo || nodesTo[source] === 0) {
@@ -249,8 +264,8 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
       }
       default:
         throw (
-          newerValue(at(), `node kind ${kind}`, minorVersion) ??
-          new DecodeError(at(), "unknown-enum", `unknown node kind ${kind}`)
+          newerValue(at(i), `node kind ${kind}`, minorVersion) ??
+          new DecodeError(at(i), "unknown-enum", `unknown node kind ${kind}`)
         );
     }
     if (nodesFrom && leavesFrom) {
@@ -261,16 +276,16 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     expandedLeaves += leaves;
     if (total > limits.maxTreeNodes) {
       const detail = `the tree expands past the limit of ${limits.maxTreeNodes} nodes`;
-      throw new DecodeError(at(), "limit-exceeded", detail);
+      throw new DecodeError(at(i), "limit-exceeded", detail);
     }
     if (awaited.length + height > limits.maxTreeDepth) {
       const detail = `nesting passes the depth limit of ${limits.maxTreeDepth}`;
-      throw new DecodeError(at(), "limit-exceeded", detail);
+      throw new DecodeError(at(i), "limit-exceeded", detail);
     }
     if (arity > 0) {
       if (awaited.length >= limits.maxTreeDepth) {
         const detail = `nesting passes the depth limit of ${limits.maxTreeDepth}`;
-        throw new DecodeError(at(), "limit-exceeded", detail);
+        throw new DecodeError(at(i), "limit-exceeded", detail);
       }
       awaited.push(arity);
       opened.push(i);

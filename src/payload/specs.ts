@@ -50,10 +50,8 @@ export function check(message: SpecsMessage | undefined, ctx: CheckContext): tre
 /** Lifts checked specs; their leaves are the table's ShapeDtypeStruct objects, shared. */
 export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFacts>): Specs {
   const tree = treedef.lift(message.treedef as NonNullable<SpecsMessage["treedef"]>, ctx);
-  return {
-    treedef: tree,
-    leaves: treedef
-      .expandLeaves(message.leaves, ctx.facts.leafCopies)
-      .map((ref) => ctx.objects[ref] as ShapeDtypeStruct),
-  };
+  // The written leaves are looked up first: a REPEAT's copies are then copies of objects.
+  const { objects } = ctx;
+  const written = message.leaves.map((ref) => objects[ref] as ShapeDtypeStruct);
+  return { treedef: tree, leaves: treedef.expandLeaves(written, ctx.facts.leafCopies) };
 }
