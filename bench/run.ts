@@ -6,6 +6,7 @@ import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
+import { groupMarkdown, groupWanted, runGroupSection } from "./group";
 import { measureLimit } from "./limit";
 import { loadMarkdown, loadWanted, runLoadSection } from "./load";
 import { DEFAULT_POLICY, type Timing } from "./measure";
@@ -124,6 +125,13 @@ async function main(): Promise<void> {
         progress: (task) => bar.update({ task }),
       })
     : undefined;
+  // Many workers as one JAX job: a call over 1, 2 and 4 workers (group.json, group.md).
+  const fanOut = groupWanted(options.quick, options.filter)
+    ? await runGroupSection(ROOT, outDir, {
+        quick: options.quick,
+        progress: (task) => bar.update({ task }),
+      })
+    : undefined;
   bar.stop();
 
   const cases = [...results.values()];
@@ -159,6 +167,7 @@ async function main(): Promise<void> {
   if (!partial && !options.out) updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
   console.log(report);
   if (load) console.log(`\n${loadMarkdown(load)}`);
+  if (fanOut) console.log(`\n${groupMarkdown(fanOut)}`);
   console.log(
     `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
   );
