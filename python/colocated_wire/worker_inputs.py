@@ -5,6 +5,12 @@ fixed-size wire form, and each array's bytes must be its shape's element
 count times its itemsize. The expectations are worked out once, when the
 program is loaded; a call only compares lengths, and nothing reaches a
 device until every input passes.
+
+Two dtypes that are not plain NumPy travel too. A PRNG key array
+(key<fry>, key<rbg>, ...) travels as its key data: uint32, little-endian,
+of shape `shape + key_shape` (what `jax.random.key_data` gives), and is
+wrapped again with its impl (`jax.random.wrap_key_data`). float0 has no
+bytes at all: an input is zero bytes, and so is an output.
 """
 
 from __future__ import annotations
@@ -12,11 +18,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
+import jax
 import numpy as np
+from jax._src.random import prng
 
 from colocated_wire.decode import Program
 from colocated_wire.worker_errors import invalid_argument
+
+_KEY_DATA = np.dtype("<u4")  # every PRNG impl's key data is uint32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +58,52 @@ def input_check(program: Program) -> InputCheck:
     sizes, described, problems = [], [], []
     for spec in program.in_leaves:
         dtype = spec.dtype
-        wire = isinstance(dtype, np.dtype) and dtype.kind not in "OUSV"
-        problems.append(None if wire else f"dtype {dtype} has no fixed-size wire form")
-        itemsize = dtype.itemsize if wire else 0
-        sizes.append(math.prod(spec.shape) * itemsize)
-        name = np.dtype(dtype).name if wire else str(dtype)
+        form = wire_form(dtype)
+        problems.append(None if form else f"dtype {dtype} has no fixed-size wire form")
+        sizes.append(math.prod(spec.shape) * form[1] * form[0].itemsize if form else 0)
+        name = np.dtype(dtype).name if isinstance(dtype, np.dtype) else str(dtype)
         described.append(f"{name}[{','.join(str(d) for d in spec.shape)}]")
     return InputCheck(tuple(sizes), tuple(described), tuple(problems))
+
+
+def wire_form(dtype: Any) -> tuple[np.dtype, int] | None:
+    """(element dtype on the wire, elements per array element) of a dtype, or None when it has
+    no fixed-size form (strings, objects): a PRNG key is its uint32 key data."""
+    if isinstance(dtype, prng.KeyTy):
+        return _KEY_DATA, math.prod(dtype._impl.key_shape)
+    if not isinstance(dtype, np.dtype):
+        return None
+    if dtype == jax.dtypes.float0:
+        return dtype, 1  # itemsize 0: no bytes
+    return (dtype, 1) if dtype.kind not in "OUSV" else None
+
+
+def extended_input(spec: jax.ShapeDtypeStruct, data: bytes | memoryview) -> Any:
+    """A PRNG key or float0 input's host value (its bytes already checked), ready for
+    jax.device_put; None for any other dtype."""
+    dtype = spec.dtype
+    if isinstance(dtype, prng.KeyTy):
+        impl = dtype._impl
+        key_data = np.frombuffer(data, _KEY_DATA).reshape(*spec.shape, *impl.key_shape)
+        return jax.random.wrap_key_data(key_data, impl=impl.name)
+    if isinstance(dtype, np.dtype) and dtype == jax.dtypes.float0:
+        return np.zeros(spec.shape, jax.dtypes.float0)
+    return None
+
+
+def is_float0(value: Any) -> bool:
+    return getattr(value, "dtype", None) == jax.dtypes.float0
+
+
+def default_sharding() -> jax.sharding.Sharding:
+    return jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+
+
+def host_output(x: Any) -> np.ndarray:
+    """An output's elements on the host as they travel: a PRNG key array's key data, and
+    nothing of a float0 output (as_output gives its spec)."""
+    if is_float0(x):
+        return np.zeros((0,), jax.dtypes.float0)
+    if isinstance(x.dtype, prng.KeyTy):
+        return np.asarray(jax.random.key_data(x))
+    return np.asarray(x)

@@ -182,20 +182,19 @@ def test_output_specs_are_written_in_the_agreed_version(mesh, version):
     assert prog.header.minor_version == version
 
 
-@pytest.mark.parametrize("version", [0, SCHEMA_MINOR_VERSION])
-def test_key_arrays_have_no_wire_form_as_outputs_or_inputs(mesh, version):
-    prog = program(examples.make_key, mesh, float_spec(mesh), version=version)
-    key_spec = jax.ShapeDtypeStruct((2,), jax.random.key(0).dtype)
+def test_key_arrays_travel_as_key_data_from_1_1_on(mesh):
+    # More in test_worker_keys.py (key arrays and float0, against a worker process).
+    prog = program(examples.make_key, mesh, float_spec(mesh), version=SCHEMA_MINOR_VERSION)
+    prog_1_0 = program(examples.make_key, mesh, float_spec(mesh), version=0)
     with worker() as stub:
-        out = refusal(stub, request(prog, X, version=version))
-        if version:
-            key_in = program(examples.fail, mesh, key_spec, version=version)
-            into = refusal(stub, request(key_in, b"", version=version))
-    assert out.code() == grpc.StatusCode.UNKNOWN
-    assert out.details() == "output 0: dtype key<fry> has no fixed-size wire form"
-    if version:
-        assert into.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert into.details() == "inputs[0]: dtype key<fry> has no fixed-size wire form"
+        got = stub.Execute(request(prog, X, version=SCHEMA_MINOR_VERSION))
+        old = refusal(stub, request(prog_1_0, X, version=0))
+    _, (out_spec,) = deserialize_specs(got.output_specs.SerializeToString())
+    keys = examples.make_key(X)
+    assert out_spec.dtype == keys.dtype and out_spec.shape == keys.shape
+    assert got.outputs[0].data == np.asarray(jax.random.key_data(keys)).tobytes()
+    assert old.code() == grpc.StatusCode.UNKNOWN
+    assert "dtype key needs colocated.v1.1" in old.details()
 
 
 def newer_minor(prog: payload_pb2.ProgramPayload) -> payload_pb2.ProgramPayload:
