@@ -23,7 +23,10 @@ from typing import TypeVar
 
 import grpc
 import jax
+import numpy as np
+from jax import tree_util
 from jax._src import distributed
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from colocated_wire.worker_errors import Refused, failed_precondition, invalid_argument
 
@@ -153,7 +156,7 @@ def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
         return work()
     call_id = dict(context.invocation_metadata()).get(CALL_ID_KEY)
     if call_id is None:
-        return work()
+        return job_wide(work())
     if not _CALL_ID.fullmatch(call_id):
         raise invalid_argument(
             f"metadata {CALL_ID_KEY}: {call_id[:40]!r} is not 1-128 letters, digits or ._:-"
@@ -171,9 +174,36 @@ def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
                 f"call {call_id}: not every member of the job was ready to run it within"
                 f" {wait:.3g} s ({describe()}): {str(e).splitlines()[0]}"
             ) from e
-        return work()
+        return job_wide(work())
     finally:
         _one_at_a_time.release()
+
+
+def job_wide(result: T) -> T:
+    """The function's result with its process-local outputs made the job's: a host value (a
+    NumPy array, a Python number) or an uncommitted array (made without a device, as
+    `jnp.zeros(3)`) becomes an array replicated over every device of the job, so every member
+    describes it the same way and returns it once. Outputs computed from the job's arrays
+    are committed to their devices and stay as they are."""
+    replicated = None
+
+    def one(leaf):
+        nonlocal replicated
+        if isinstance(leaf, jax.Array) and leaf.committed:
+            return leaf
+        try:
+            local = jax.numpy.asarray(leaf)
+        except (TypeError, ValueError):
+            return leaf  # not an array: the outputs' check names it
+        if not isinstance(local.dtype, np.dtype):
+            return leaf  # a PRNG key: the outputs' check refuses it
+        if replicated is None:
+            mesh = Mesh(np.array(jax.devices()), ("job",))
+            replicated = NamedSharding(mesh, PartitionSpec())
+        host = np.asarray(local)
+        return jax.make_array_from_callback(host.shape, replicated, lambda index: host[index])
+
+    return tree_util.tree_map(one, result)
 
 
 def _wait(context: grpc.ServicerContext) -> float:

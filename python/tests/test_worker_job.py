@@ -53,6 +53,7 @@ class Member:
     def __init__(self, coordinator: str, index: int, log: Path):
         self.log = log
         args = ["--port", "0", "--devices", "4", "--allow-module", "colocated_wire.examples"]
+        args.append("--allow-pickle")  # on loopback: for the test's own functions
         job = ["--coordinator", coordinator, "--num-processes", "2", "--process-id", str(index)]
         with open(log, "w") as err:
             self.process = subprocess.Popen(
@@ -273,6 +274,26 @@ def test_an_unsharded_input_is_on_the_programs_first_device_so_member_0_alone_ha
     assert answers[0][0] == answers[1][0]
     assert [list(got) for _, got in answers] == [[(0, ())], []]
     assert answers[0][1][(0, ())] == X.sum()
+
+
+def test_process_local_outputs_become_the_jobs_replicated_arrays(job, mesh):
+    def fun(x):  # pickled: x itself, a global sum, a Python number, an array made locally
+        return {"same": x, "total": jax.numpy.sum(x), "step": 7, "zeros": jax.numpy.zeros(2)}
+
+    specs = [spec(mesh, "x", "y")]
+    answers = call_job(job, job_program(fun, *specs), specs, [X])
+    assert answers[0][0] == answers[1][0], "the members wrote different output specs"
+    _, leaves = from_job(answers[0][0])
+    everywhere = NamedSharding(Mesh(np.array(mesh.devices.flat), ("job",)), P())
+    same, step, _, zeros = leaves  # the dict's keys in order: same, step, total, zeros
+    assert (step.sharding, zeros.sharding) == (everywhere, everywhere)
+    assert same.sharding == specs[0].sharding
+    for member, (_, got) in enumerate(answers):
+        assert got[(1, ())] == 7
+        np.testing.assert_array_equal(got[(3, ((0, 2),))], np.zeros(2, np.float32))
+        assert got[(2, ())] == X.sum()
+        rows = (0, 4) if member == 0 else (4, 8)
+        assert {i for (k, i) in got if k == 0} == {(rows, (c, c + 1)) for c in range(4)}
 
 
 def test_a_member_refuses_a_shard_none_of_its_devices_holds(job, mesh):
