@@ -43,6 +43,17 @@ def place_input(
     index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
 ) -> jax.Array:
     """One input's bytes as a jax.Array with the spec's sharding (the first device if none)."""
+    host, sharding = host_input(index, spec, data, devices)
+    try:
+        return jax.device_put(host, sharding)
+    except (ValueError, TypeError, RuntimeError) as e:
+        raise failed_precondition(f"inputs[{index}]: JAX cannot place it on {sharding}: {e}") from e
+
+
+def host_input(
+    index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
+) -> tuple[np.ndarray, jax.sharding.Sharding]:
+    """One input's bytes as a host array (a view, not a copy) and the sharding it goes to."""
     dtype = fixed_dtype(f"inputs[{index}]", spec)
     want = math.prod(spec.shape) * dtype.itemsize
     if len(data) != want:
@@ -50,11 +61,7 @@ def place_input(
             f"inputs[{index}]: {len(data)} bytes, but a {describe(spec)} input needs {want}"
         )
     host = np.frombuffer(data, dtype=wire_dtype(dtype)).reshape(spec.shape)
-    sharding = spec.sharding or SingleDeviceSharding(devices[0])
-    try:
-        return jax.device_put(host, sharding)
-    except (ValueError, TypeError, RuntimeError) as e:
-        raise failed_precondition(f"inputs[{index}]: JAX cannot place it on {sharding}: {e}") from e
+    return host, spec.sharding or SingleDeviceSharding(devices[0])
 
 
 def shard_devices(
@@ -131,8 +138,17 @@ def place_inputs(
         raise invalid_argument(
             f"inputs: {len(data)} arrays for a program of {len(specs)} input leaves"
         )
-    pairs = enumerate(zip(specs, data, strict=True))
-    return [place_input(i, spec, d, devices) for i, (spec, d) in pairs]
+    placed = [
+        host_input(i, spec, d, devices) for i, (spec, d) in enumerate(zip(specs, data, strict=True))
+    ]
+    try:  # one transfer for all: JAX's per-call overhead is paid once, not once per input
+        return jax.device_put([h for h, _ in placed], [s for _, s in placed])
+    except (ValueError, TypeError, RuntimeError):
+        # One at a time, so that the refusal names the input JAX cannot place.
+        return [
+            place_input(i, spec, d, devices)
+            for i, (spec, d) in enumerate(zip(specs, data, strict=True))
+        ]
 
 
 def as_output(index: int, value: Any) -> jax.Array:
@@ -155,10 +171,11 @@ def output_spec(x: jax.Array) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
 
 
-def output_bytes(x: jax.Array) -> bytes:
-    """The whole (global) array's elements as little-endian bytes."""
+def output_bytes(x: jax.Array) -> memoryview:
+    """The whole (global) array's elements as little-endian bytes: a view of the host copy."""
     host = np.asarray(x)
-    return np.ascontiguousarray(host, dtype=wire_dtype(host.dtype)).tobytes()
+    host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
+    return memoryview(host.reshape(-1).view(np.uint8))
 
 
 def describe(spec: jax.ShapeDtypeStruct) -> str:

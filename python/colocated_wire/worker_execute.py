@@ -17,7 +17,6 @@ import grpc
 import jax
 from jax import tree_util
 
-from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
 from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import EncodeError
@@ -33,11 +32,12 @@ from colocated_wire.worker_job import check_unary
 from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_programs import LoadedProgram, ProgramCache
 from colocated_wire.worker_requests import ExecuteCall
+from colocated_wire.worker_responses import execute_response
 
 
 def execute(
     call: ExecuteCall, policy: WorkerPolicy, programs: ProgramCache, context: grpc.ServicerContext
-) -> service_pb2.ExecuteResponse:
+) -> bytes:
     """Runs the call's program on its inputs; raises Refused when it cannot."""
     check_version(call.version, policy)
     loaded = find_program(call, programs)
@@ -101,28 +101,39 @@ def run(name: str, fun: Callable, args: tuple, kwargs: dict) -> Any:
         raise function_failed(f"{name} raised {type(e).__name__}: {e}") from e
 
 
+# SpecsPayload bytes by all that decides them, so that a program called again and again with
+# outputs of the same kind writes them once. Bounded: emptied when full.
+_written_specs: dict[tuple, bytes] = {}
+_MAX_WRITTEN_SPECS = 256
+
+
 def output_specs_payload(name: str, result: Any, version: int) -> tuple[list[Any], bytes]:
     """A result's output arrays, and their SpecsPayload of the agreed minor version."""
     leaves, treedef = tree_util.tree_flatten(result)
     outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
+    # The agreed version, or the newest this library writes if a peer agreed a newer one.
+    target = min(version, SCHEMA_MINOR_VERSION)
+    key = (target, treedef, *((x.shape, x.dtype, x.sharding, x.weak_type) for x in outputs))
+    written = _written_specs.get(key)
+    if written is not None:
+        return outputs, written
     try:
         out_specs = [output_spec(x) for x in outputs]
-        # The agreed version, or the newest this library writes if a peer agreed a newer one.
-        target = min(version, SCHEMA_MINOR_VERSION)
-        return outputs, serialize_specs(treedef, out_specs, target_minor_version=target)
+        written = serialize_specs(treedef, out_specs, target_minor_version=target)
     except EncodeError as e:
         raise function_failed(f"the outputs of {name} cannot be written: {e}") from e
+    if len(_written_specs) >= _MAX_WRITTEN_SPECS:
+        _written_specs.clear()
+    _written_specs[key] = written
+    return outputs, written
 
 
-def describe_outputs(name: str, result: Any, version: int) -> service_pb2.ExecuteResponse:
-    """The outputs' SpecsPayload (shardings as JAX gave them) of the agreed minor version,
-    and their bytes."""
+def describe_outputs(name: str, result: Any, version: int) -> bytes:
+    """The ExecuteResponse: the outputs' SpecsPayload (shardings as JAX gave them) of the
+    agreed minor version, and their bytes."""
     outputs, specs = output_specs_payload(name, result, version)
-    response = service_pb2.ExecuteResponse()
-    response.output_specs.MergeFromString(specs)
-    response.output_specs.SetInParent()
     try:
-        response.outputs.extend(service_pb2.ArrayData(data=output_bytes(x)) for x in outputs)
+        data = [output_bytes(x) for x in outputs]
     except Exception as e:  # noqa: BLE001 - JAX reports a failed computation on readback
         raise function_failed(f"{name} failed computing its outputs: {e}") from e
-    return response
+    return execute_response(specs, data)

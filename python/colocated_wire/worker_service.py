@@ -115,8 +115,7 @@ def handlers(service: ColocatedWorker) -> grpc.GenericRpcHandler:
         ),
         "Execute": grpc.unary_unary_rpc_method_handler(
             service.Execute,
-            request_deserializer=read_request,
-            response_serializer=service_pb2.ExecuteResponse.SerializeToString,
+            request_deserializer=read_request,  # answered with its bytes (worker_responses.py)
         ),
         "GetTopology": grpc.unary_unary_rpc_method_handler(
             get_topology,

@@ -1,15 +1,13 @@
-import { status } from "@grpc/grpc-js";
-import { type ProgramPayload, SpecsPayload } from "../../gen/ts/colocated/v1/payload";
-import {
-  ColocatedWorkerServiceClient,
-  type ExecuteResponse,
-} from "../../gen/ts/colocated/v1/service";
-import { decodeSpecs } from "../decode";
+import { type CallOptions, type Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import type { ProgramPayload } from "../../gen/ts/colocated/v1/payload";
+import { ColocatedWorkerServiceClient, ExecuteRequest } from "../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
 import { checkOutputData } from "./array-bytes";
 import { type ChannelOptions, channelCredentials, channelOptions } from "./channel";
+import { DecodedSpecs } from "./decoded-specs";
 import { VersionMismatchError, WorkerError } from "./errors";
+import { readExecuteResponse } from "./execute-response";
 import {
   checkRange,
   DEFAULT_VERSION_RANGE,
@@ -31,6 +29,11 @@ export const DEFAULT_DEADLINE_MS = 30_000;
 
 /** Programs and outputs are small, but larger than gRPC's 4 MiB default; the worker agrees. */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+/** Execute goes as bytes both ways: the response is read in place (execute-response.ts). */
+const EXECUTE = "/colocated.v1.ColocatedWorkerService/Execute";
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+const asIs = (b: Buffer) => b;
 
 /** How to reach a worker (TLS, compression: ChannelOptions) and which versions to offer it. */
 export interface ConnectOptions extends Partial<VersionRange>, ChannelOptions {
@@ -59,6 +62,13 @@ export interface ExecuteResult {
 /** A connection to a colocated-Python worker, at the version both sides agreed on. */
 export class WorkerClient {
   private readonly handles: ProgramHandles;
+  private readonly outputSpecs: DecodedSpecs;
+  private readonly executeBytes: (
+    request: Uint8Array,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Buffer) => void,
+  ) => { cancel(): void };
 
   private constructor(
     private readonly stub: ColocatedWorkerServiceClient,
@@ -71,6 +81,11 @@ export class WorkerClient {
     private readonly deadlineMs: number,
   ) {
     this.handles = new ProgramHandles(version, (program) => this.load(program));
+    this.outputSpecs = new DecodedSpecs(version);
+    this.executeBytes = (request, metadata, options, callback) =>
+      stub.makeUnaryRequest(EXECUTE, asBuffer, asIs, request, metadata, options, (error, bytes) =>
+        callback(error, bytes as Buffer),
+      );
   }
 
   /** Connects and negotiates a version; throws VersionMismatchError when there is none. */
@@ -130,12 +145,12 @@ export class WorkerClient {
   ): Promise<ExecuteResult> {
     const sent = this.handles.sent(program);
     const call = async (handle: Promise<Uint8Array>) => {
-      const request = {
+      const request = ExecuteRequest.encode({
         version: this.version,
         handle: { digest: await handle },
         inputs: inputs.map((data) => ({ data })),
-      };
-      return callUnary(this.stub.execute.bind(this.stub), request, {
+      }).finish();
+      return callUnary(this.executeBytes, request, {
         target: this.target,
         method: "Execute",
         deadlineMs: options.deadlineMs ?? this.deadlineMs,
@@ -222,16 +237,14 @@ export class WorkerClient {
     return response.handle.digest;
   }
 
-  private readResponse(response: ExecuteResponse): ExecuteResult {
+  private readResponse(bytes: Uint8Array): ExecuteResult {
+    const response = readExecuteResponse(bytes);
     if (!response.outputSpecs) {
       throw new DecodeError("output_specs", "missing", "the worker sent no output specs");
     }
-    const outputSpecsPayload = SpecsPayload.encode(response.outputSpecs).finish();
-    const outputs = decodeSpecs(outputSpecsPayload, { maxMinorVersion: this.version });
-    const data = checkOutputData(
-      outputs.leaves,
-      response.outputs.map((a) => a.data),
-    );
-    return { outputs, data, outputSpecsPayload };
+    const outputs = this.outputSpecs.decode(response.outputSpecs);
+    const data = checkOutputData(outputs.leaves, response.outputs);
+    // A copy, as each output's: the response's buffer is gRPC's.
+    return { outputs, data, outputSpecsPayload: response.outputSpecs.slice() };
   }
 }
