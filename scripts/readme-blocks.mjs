@@ -11,6 +11,9 @@
 //   <!-- readme: worker -->      the block starts a server: it runs in the background until every
 //                                block has run, and the address it prints ("listening on ADDR")
 //                                replaces 127.0.0.1:41235 in the blocks after it.
+//   <!-- readme: worker N -->    the block starts N servers (one job of N workers): it runs once
+//                                all N have printed their address, which replace 127.0.0.1:41235,
+//                                127.0.0.1:41236, ... in the blocks after it, in the order printed.
 // Usage: node scripts/readme-blocks.mjs [README.md]  (npm run build and scripts/python-env.sh
 // first). Exits 1 when a block fails, naming it by its line in the README.
 import { spawn, spawnSync } from "node:child_process";
@@ -30,7 +33,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const README = resolve(process.argv[2] ?? join(ROOT, "README.md"));
 const NAME = relative(process.cwd(), README) || basename(README);
-const PLACEHOLDER = "127.0.0.1:41235";
+/** The placeholder of a worker block's i-th address: 127.0.0.1:41235, then :41236, ... */
+const placeholder = (i) => `127.0.0.1:${41235 + i}`;
 const LANGS = { ts: "ts", typescript: "ts", python: "python", py: "python", sh: "sh", bash: "sh" };
 
 /** The README's fenced blocks: language, the line of the opening fence, body, marker. */
@@ -104,8 +108,8 @@ function compileTs(dir, blocks) {
   return errors;
 }
 
-/** Starts a worker block in the background; resolves with it and the address it printed. */
-function startServer(dir, env, body) {
+/** Starts a worker block in the background; resolves with it and the `count` addresses it printed. */
+function startServer(dir, env, body, count) {
   const child = spawn("bash", ["-c", body], { cwd: dir, env, detached: true });
   let out = "";
   let err = "";
@@ -116,8 +120,8 @@ function startServer(dir, env, body) {
     child.on("exit", (code) => reject(new Error(`exited (${code}) before listening\n${err}`)));
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      const found = /listening on (\S+)/.exec(out);
-      if (found) resolvePromise({ child, address: found[1] });
+      const found = [...out.matchAll(/listening on (\S+)/g)].map((m) => m[1]);
+      if (found.length >= count) resolvePromise({ child, addresses: found.slice(0, count) });
     });
   });
 }
@@ -130,14 +134,19 @@ function stopServer({ child }) {
   });
 }
 
-function runBlock(dir, env, block, address) {
-  const body = address ? block.body.replaceAll(PLACEHOLDER, address) : block.body;
+/** The text with each worker placeholder replaced by the address it stands for. */
+function withAddresses(text, addresses) {
+  return addresses.reduce((t, address, i) => t.replaceAll(placeholder(i), address), text);
+}
+
+function runBlock(dir, env, block, addresses) {
+  const body = withAddresses(block.body, addresses);
   const lang = LANGS[block.lang];
   let command;
   if (lang === "ts") {
     // tsc emitted the placeholder address as it is; the compiled string takes the real one.
     const js = join(dir, "out", `block-${block.line}.mjs`);
-    if (address) writeFileSync(js, readFileSync(js, "utf8").replaceAll(PLACEHOLDER, address));
+    if (addresses.length) writeFileSync(js, withAddresses(readFileSync(js, "utf8"), addresses));
     command = ["node", [js]];
   } else if (lang === "python") {
     writeFileSync(join(dir, `block-${block.line}.py`), body);
@@ -161,7 +170,7 @@ async function main() {
     console.error(`${NAME}:${block.line}: the ${block.lang} block failed: ${why}`);
   };
   const servers = [];
-  let address;
+  let addresses = [];
   try {
     for (const b of blocks) {
       if (b.marker === "skip" && !b.why) fail(b, "a skip needs a reason: <!-- readme: skip (why) -->");
@@ -182,16 +191,16 @@ async function main() {
       }
       if (b.marker === "worker") {
         try {
-          const server = await startServer(dir, env, b.body);
+          const server = await startServer(dir, env, b.body, Number(b.why) || 1);
           servers.push(server);
-          address = server.address;
-          console.log(`${NAME}:${b.line}: ${b.lang} started, listening on ${address}`);
+          addresses = server.addresses;
+          console.log(`${NAME}:${b.line}: ${b.lang} started, listening on ${addresses.join(", ")}`);
         } catch (error) {
           fail(b, error.message);
         }
         continue;
       }
-      const run = runBlock(dir, env, b, address);
+      const run = runBlock(dir, env, b, addresses);
       if (run.status === 0) {
         console.log(`${NAME}:${b.line}: ${b.lang} ok`);
         if (run.stdout.trim()) console.log(run.stdout.trimEnd().replace(/^/gm, "    "));

@@ -52,6 +52,23 @@ describe("scripts/readme-blocks.mjs", () => {
     expect(run.stderr).toContain("3 block(s) failed, at lines 5, 10, 14");
   });
 
+  test("a worker block of N servers gives the blocks after it N addresses, in the order printed", () => {
+    const servers =
+      'echo "listening on 127.0.0.1:1111"; echo "listening on 127.0.0.1:2222"; exec cat';
+    const run = runOn(
+      [
+        "<!-- readme: worker 2 -->",
+        fence("sh", servers),
+        fence("sh", 'test "127.0.0.1:41235 127.0.0.1:41236" = "127.0.0.1:1111 127.0.0.1:2222"'),
+      ].join("\n"),
+    );
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(
+      "fake.md:2: sh started, listening on 127.0.0.1:1111, 127.0.0.1:2222",
+    );
+  });
+
   test("a TypeScript block that does not compile fails at its README line", () => {
     const run = runOn(["# ts\n", fence("ts", 'const n: number = "text";')].join("\n"));
     expect(run.status).toBe(1);
