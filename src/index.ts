@@ -49,7 +49,7 @@ export {
   SingleDeviceSharding,
 } from "./model/sharding";
 export { forEachNode, PyTreeDef, type TreeNode } from "./model/tree";
-export type { DictKey } from "./model/tree-dict-keys";
+export { type DictKey, Pickled } from "./model/tree-dict-keys";
 export { treeFlatten, treeUnflatten } from "./model/tree-util";
 export {
   CustomNode,
