@@ -7,6 +7,7 @@ import { Command } from "commander";
 import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
 import { groupMarkdown, groupWanted, runGroupSection } from "./group";
+import { inspectorCases, inspectorMarkdown, runInspectorSection } from "./inspector";
 import { measureLimit } from "./limit";
 import { loadMarkdown, loadWanted, runLoadSection } from "./load";
 import { DEFAULT_POLICY, type Timing } from "./measure";
@@ -132,6 +133,11 @@ async function main(): Promise<void> {
         progress: (task) => bar.update({ task }),
       })
     : undefined;
+  // The inspector page's time to first draw in Chromium: inspector.json and inspector.md.
+  const inspectorFor = inspectorCases(options.quick, options.filter);
+  const inspector = inspectorFor.length
+    ? await runInspectorSection(ROOT, inspectorFor, outDir, (task) => bar.update({ task }))
+    : undefined;
   bar.stop();
 
   const cases = [...results.values()];
@@ -168,6 +174,7 @@ async function main(): Promise<void> {
   console.log(report);
   if (load) console.log(`\n${loadMarkdown(load)}`);
   if (fanOut) console.log(`\n${groupMarkdown(fanOut)}`);
+  if (inspector) console.log(`\n${inspectorMarkdown(inspector)}`);
   console.log(
     `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
   );

@@ -8,7 +8,7 @@ import { callCommand } from "./call";
 import { demoCommand } from "./demo";
 import { reportOf, UsageError } from "./errors";
 import { readJson, readPayload, writeBinaryToStdout, writeOutput } from "./files";
-import { formatInspection, inspectPayload } from "./inspect";
+import { inspectCommand } from "./inspect-page";
 import { packageVersion } from "./package-version";
 import { topologyCommand } from "./topology";
 
@@ -23,11 +23,14 @@ export function buildCli(): Command {
   program
     .command("inspect")
     .description("print a payload's table, its size, and its size with every shared object inlined")
-    .argument("<file>", "a binary payload")
+    .argument("[file]", "a binary payload (optional with --html: the page then opens one)")
     .option(...BASE64_IN)
-    .action((file: string, options: Base64Option) =>
-      console.log(formatInspection(inspectPayload(readPayload(file, options.base64)))),
-    );
+    .option("--html <out.html>", "write a self-contained page that draws the payload in a browser")
+    .option(
+      "--json",
+      "print what that page shows (header, sections, table, leaves, shardings) as JSON",
+    )
+    .action(inspectCommand);
 
   program
     .command("decode")

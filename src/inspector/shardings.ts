@@ -48,14 +48,20 @@ export function shardingView(
     problem: null,
   };
   try {
-    const seen = new Map<string, number>();
+    // The map hands replicas one index object, so most look-ups are by identity; ranges decide.
+    const byObject = new Map<ShardIndex, number>();
+    const byRanges = new Map<string, number>();
     for (const { index } of devicesIndicesMap(sharding, example.shape)) {
-      const key = `${index.start}|${index.stop}`;
-      let k = seen.get(key);
+      let k = byObject.get(index);
       if (k === undefined) {
-        k = view.shards.length;
-        seen.set(key, k);
-        view.shards.push({ start: [...index.start], stop: [...index.stop] });
+        const key = `${index.start}|${index.stop}`;
+        k = byRanges.get(key);
+        if (k === undefined) {
+          k = view.shards.length;
+          byRanges.set(key, k);
+          view.shards.push({ start: [...index.start], stop: [...index.stop] });
+        }
+        byObject.set(index, k);
       }
       view.shardOf.push(k);
     }

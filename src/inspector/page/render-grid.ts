@@ -1,19 +1,24 @@
 import type { ShardingView } from "../shardings";
 import { count, escapeHtml, h, rangesText, shardColour } from "./dom";
 
-/** Shardings drawn open at first; the others draw their grids when opened. */
+/** Shardings drawn open at first (at most 4, and at most this many devices together); the others draw their grids when opened. */
 const OPEN_FIRST = 4;
+const OPEN_DEVICES = 4_096;
 /** Shards listed in a legend at most. */
 const LEGEND_MAX = 16;
 
 /** Every distinct sharding, each a grid of its mesh's devices coloured by the shard they hold. */
 export function renderShardings(shardings: readonly ShardingView[]): HTMLElement {
+  let devices = 0;
   return h(
     "section",
     { id: "shardings" },
     h("h2", {}, `Shardings (${count(shardings.length)} distinct)`),
     shardings.length === 0 ? h("p", {}, "No leaf has a sharding.") : null,
-    ...shardings.map((view) => renderSharding(view, view.id < OPEN_FIRST)),
+    ...shardings.map((view, i) => {
+      devices += view.devices.length;
+      return renderSharding(view, i === 0 || (i < OPEN_FIRST && devices <= OPEN_DEVICES));
+    }),
   );
 }
 

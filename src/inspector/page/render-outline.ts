@@ -128,7 +128,7 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
   return h(
     "section",
     { class: "part", id: `part-${part.name}`, "data-part": part.name, "data-leaves": total },
-    h("h2", {}, `Tree: ${part.name} (${count(total)} leaves)`),
+    h("h2", {}, `Tree: ${part.name} (${plural(total, "leaf", "leaves")})`),
     h(
       "div",
       { class: "tools" },
