@@ -196,6 +196,12 @@ class WireScan {
   #unknown = 0;
   /** The table entry being scanned, -1 outside the table. */
   #entry = -1;
+  /**
+   * Per repeated field of each message being scanned, its count so far (by slot, from the
+   * message's base): a stack, so no array is made per message.
+   */
+  readonly #counts: number[] = [];
+  #top = 0;
 
   /** How many unknown fields the scan met, fields of a newer minor version. */
   get unknownFields(): number {
@@ -215,7 +221,10 @@ class WireScan {
   message(scan: MessageScan, path: PathLink | undefined): void {
     const reader = this.#reader;
     let singular = 0; // the bits of the singular fields seen
-    let counts: number[] | undefined; // per repeated field, by slot
+    const counts = this.#counts;
+    const base = this.#top;
+    this.#top = base + scan.repeated;
+    for (let s = base; s < this.#top; s++) counts[s] = 0;
     while (reader.pos < reader.len) {
       const start = reader.pos;
       // tag() returns an array per tag, but V8 makes it cheap: reading the tag with uint32()
@@ -231,10 +240,12 @@ class WireScan {
         singular |= field.bit;
         this.#singular(field, path);
       } else {
-        counts ??= new Array<number>(scan.repeated).fill(0);
-        counts[field.slot] = this.#repeated(field, packed, start, counts[field.slot], path);
+        const slot = base + field.slot;
+        counts[slot] = this.#repeated(field, packed, start, counts[slot], path);
       }
     }
+    // Not restored on a throw: the scan ends there.
+    this.#top = base;
   }
 
   /** Reads a singular field's value, and scans it if it is a message. */
