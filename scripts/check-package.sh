@@ -67,6 +67,12 @@ npx --no-install colocated-wire --help >help.txt
 grep -q "colocated-wire" help.txt || { echo "check-package: the bin's --help" >&2; exit 1; }
 echo "bin: ok"
 
+# The inspector page's script ships in the package: inspect --html inlines it.
+npx --no-install colocated-wire inspect --html page.html
+grep -q 'id="picker"' page.html && [ "$(wc -c <page.html)" -gt 50000 ] ||
+  { echo "check-package: inspect --html wrote no page script" >&2; exit 1; }
+echo "inspector page: ok"
+
 # The core entry bundles for a browser; esbuild fails on any import of a Node built-in there.
 echo 'export * from "colocated-wire";' >browser.mjs
 "$root/node_modules/.bin/esbuild" browser.mjs --bundle --platform=browser --format=esm \
