@@ -1,6 +1,9 @@
 import { decodeSpecs, encodeSpecs, ShapeDtypeStruct, Tuple, treeFlatten } from "../src";
 
-/** A PyTreeDef counts its nodes when first asked, so a decoded tree is not walked unless asked. */
+/**
+ * A PyTreeDef counts its nodes when first asked, so a decoded tree is not walked unless asked;
+ * and the tree check reuses one scratch buffer between payloads.
+ */
 
 test("a decoded tree with repeated subtrees counts what the encoded one had", () => {
   const layer = () => ({ w: new ShapeDtypeStruct([2], "float32"), b: null, t: new Tuple([]) });
@@ -12,4 +15,18 @@ test("a decoded tree with repeated subtrees counts what the encoded one had", ()
   // dict, list, 3 layers (dict, leaf, None, tuple), list, 1 layer
   expect(treedef.numNodes).toBe(1 + 1 + 3 * 4 + 1 + 4);
   expect(back.leaves).toHaveLength(back.treedef.numLeaves);
+});
+
+test("checks that reuse one scratch buffer give the same trees, whatever was checked before", () => {
+  const layer = () => ({ w: new ShapeDtypeStruct([2], "float32"), b: [null, null] });
+  const small = treeFlatten<ShapeDtypeStruct>([layer(), layer()]);
+  const large = treeFlatten<ShapeDtypeStruct>(Array.from({ length: 3000 }, layer));
+  const smallBytes = encodeSpecs(small.treedef, small.leaves);
+  const largeBytes = encodeSpecs(large.treedef, large.leaves);
+  const first = decodeSpecs(smallBytes);
+  expect(decodeSpecs(largeBytes).treedef.equals(large.treedef)).toBe(true);
+  const again = decodeSpecs(smallBytes);
+  expect(again.treedef.equals(small.treedef)).toBe(true);
+  expect(again.treedef.equals(first.treedef)).toBe(true);
+  expect(again.leaves).toHaveLength(2);
 });

@@ -143,12 +143,13 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     pool,
     keys,
     fresh,
+    namedTuples: new Set(),
   };
   // Per node, only when a REPEAT may refer to it: the expanded nodes and leaves before it and
   // after its subtree (0 until it is complete), and the height of its subtree.
   // One buffer for the five: allocating typed arrays one by one cost a tenth of decoding S6.
   const n = kinds.length;
-  const marks = hasRepeat ? new Int32Array(5 * n) : undefined;
+  const marks = hasRepeat ? zeroedMarks(5 * n) : undefined;
   const nodesFrom = marks?.subarray(0, n);
   const nodesTo = marks?.subarray(n, 2 * n);
   const leavesFrom = marks?.subarray(2 * n, 3 * n);
@@ -413,6 +414,8 @@ interface Cursor {
   keys: KeyPool;
   /** Whether the dicts take the pool's keys in order (fresh_dict_keys), not by dict_keys. */
   fresh: boolean;
+  /** The node types checked as namedtuple types so far. */
+  namedTuples: Set<number>;
 }
 
 /** Checks what a container node takes from the other columns, and records it in the facts. */
@@ -426,7 +429,10 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
   if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) checkDictKeys(message, arity, at, true);
   const t = at.take("typeRefs", i);
   const ref = message.typeRefs[t];
-  const type = lookUp(message.nodeTypes, ref, `${path}.type_refs[${t}]`, ["node type", "types"]);
+  // The path is worded only on failure, and a namedtuple's type checked once per payload.
+  const type =
+    message.nodeTypes[ref] ??
+    lookUp(message.nodeTypes, ref, `${path}.type_refs[${t}]`, ["node type", "types"]);
   if (type.pickle.length > 0) checkPickledType(type, kind, `${path}.node_types[${ref}]`, at);
   if (kind === NodeKind.NODE_KIND_DEFAULT_DICT) {
     if (type.fields.length > 0) {
@@ -443,7 +449,10 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
         `namedtuple ${type.name} has ${type.fields.length} fields, node ${i} has ${arity} children`,
       );
     }
-    checkNamedTupleType(type, `${path}.node_types[${ref}]`);
+    if (!at.namedTuples.has(ref)) {
+      checkNamedTupleType(type, `${path}.node_types[${ref}]`);
+      at.namedTuples.add(ref);
+    }
   }
   at.facts.types.push(type);
 }
@@ -464,25 +473,41 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: bool
   at.used.dictKeys += arity;
   const keys = at.facts.dictKeys;
   const seen = new Set<string>();
+  // Worded only on failure: a path string per key would cost more than checking the key.
+  const where = (j: number) => `${path}.dict_keys[${j}]`;
   for (let j = first; j < first + arity; j++) {
     // Fresh keys are the pool's in order: dict key j is pool key j.
     const ref = fresh ? j : message.dictKeys[j];
-    const where = `${path}.dict_keys[${j}]`;
     let key: DictKey;
     if (ref < strings.length || message.keys.length === 0) {
-      key = lookUp(strings, ref, where, ["string", "strings"]);
+      key = strings[ref] ?? lookUp(strings, ref, where(j), ["string", "strings"]);
     } else {
-      requireVersion(where, "a dict key that is not a str", KEYS_SINCE, at.minorVersion);
+      if (KEYS_SINCE > at.minorVersion)
+        requireVersion(where(j), "a dict key that is not a str", KEYS_SINCE, at.minorVersion);
       const m = ref - strings.length;
-      lookUp(message.keys, m, where, ["key", "keys of strings and keys"]);
+      if (m >= message.keys.length)
+        lookUp(message.keys, m, where(j), ["key", "keys of strings and keys"]);
       key = at.keys.get(m);
     }
     const problem = sorted
       ? j > first && keysOrderProblem(keys[j - 1], key)
       : !addDistinct(seen, key) && `dict key ${dictKeyText(key)} repeats`;
-    if (problem) throw new DecodeError(where, "invalid-tree", `node ${at.i}: ${problem}`);
+    if (problem) throw new DecodeError(where(j), "invalid-tree", `node ${at.i}: ${problem}`);
     keys.push(key);
   }
+}
+
+/** Reused by every check of a tree of up to 2^14 nodes: zeroing it costs less than a new one. */
+let sharedMarks = new Int32Array(0);
+
+/** A zeroed Int32Array of `size` (shared by checks, which never run inside one another). */
+function zeroedMarks(size: number): Int32Array {
+  if (size > 5 << 14) return new Int32Array(size);
+  if (sharedMarks.length < size)
+    sharedMarks = new Int32Array(Math.max(size, 2 * sharedMarks.length));
+  const marks = sharedMarks.subarray(0, size);
+  marks.fill(0);
+  return marks;
 }
 
 /** Why `a` may not come before `b` in a sorted dict, or undefined (a pickled key decides nothing). */
