@@ -19,8 +19,10 @@ import {
   MemberError,
   type ShardedProgress,
   type Topology,
+  WorkerError,
   WorkerGroup,
 } from "../src/rpc";
+import { settleMembers } from "../src/rpc/group-failure";
 import { memberShards } from "../src/rpc/group-shards";
 import { checkOneJob } from "../src/rpc/group-topology";
 import { range } from "./fixtures";
@@ -136,6 +138,42 @@ describe("the one-job check and the shards of a member (no workers)", () => {
     expect(error).toMatchObject({ kind, message });
   });
 
+  test("a failure in time names the member that did not answer, not the one that waited", async () => {
+    const members = [0, 1, 2].map((p) => ({ target: `h:${p}`, processIndex: p, devices: [] }));
+    const waited = new WorkerError(status.ABORTED, "not every member was ready");
+    const silent = new WorkerError(status.DEADLINE_EXCEEDED, "deadline exceeded");
+    const settle = (...calls: Promise<number>[]) =>
+      settleMembers(calls, new AbortController(), members, undefined).then(
+        () => undefined,
+        (e: MemberError) => [e.member.processIndex, e.codeName],
+      );
+    // ABORTED first, then no answer: the silent one is named, whatever the order.
+    expect(
+      await settle(Promise.reject(waited), Promise.resolve(1), Promise.reject(silent)),
+    ).toEqual([2, "DEADLINE_EXCEEDED"]);
+    expect(
+      await settle(Promise.reject(waited), Promise.reject(waited), Promise.resolve(1)),
+    ).toEqual([0, "ABORTED"]);
+    // Any other failure is named at once, and the others are cancelled.
+    const cancel = new AbortController();
+    const never = new Promise<number>(() => undefined);
+    const dead = new WorkerError(status.UNAVAILABLE, "connection refused");
+    const error = await settleMembers(
+      [never, Promise.reject(dead)],
+      cancel,
+      members,
+      undefined,
+    ).then(
+      () => undefined,
+      (e: MemberError) => e,
+    );
+    expect(error?.member.processIndex).toBe(1);
+    expect(error?.message).toBe(
+      "member process 1 (h:1) failed: UNAVAILABLE: connection refused; cancelled on process 0 (h:0), process 2 (h:2)",
+    );
+    expect(cancel.signal.aborted).toBe(true);
+  });
+
   test("one job: each process's devices", () => {
     const job = checkOneJob([
       { target: "b:1", topology: topology(1, 2) },
@@ -234,13 +272,17 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     const program = example("affine", [f32([8, 4], "x", "y"), f32([]), f32([4], "y")]);
     const shift = Float32Array.of(100, 200, 300, 400);
     let last: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
-    for (const scale of [2, 3]) {
-      const { data } = await group.executeSharded(program, [X, Float32Array.of(scale), shift], {
+    // Made at once, run one after the other (in one order on every member, as JAX needs).
+    const calls = [2, 3].map((scale) =>
+      group.executeSharded(program, [X, Float32Array.of(scale), shift], {
         onProgress: (p) => {
           last = p;
         },
-      });
-      expect(floats(data[0])).toEqual(X.map((v, i) => v * scale + shift[i % 4]));
+      }),
+    );
+    for (const [i, scale] of [2, 3].entries()) {
+      const { data } = await calls[i];
+      expect(floats(data[0])).toEqual(X.map((v, j) => v * scale + shift[j % 4]));
     }
     // X split in two, the scalar and shift's four shards to both.
     expect(last).toEqual({ sentBytes: 128 + 2 * 4 + 2 * 16, receivedBytes: 128 });
@@ -297,14 +339,14 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     await group.executeSharded(program, inputs); // loaded and compiled on both
     job[1].process.kill("SIGSTOP");
     try {
-      const error = await group.executeSharded(program, inputs, { deadlineMs: 3_000 }).then(
+      const error = await group.executeSharded(program, inputs, { deadlineMs: 6_000 }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(MemberError);
       expect((error as MemberError).member.processIndex).toBe(1);
       expect((error as MemberError).code).toBe(status.DEADLINE_EXCEEDED);
-      expect((error as MemberError).message).toContain("(no answer within 3000 ms)");
+      expect((error as MemberError).message).toContain("(no answer within 6000 ms)");
       const health = await group.alive({ deadlineMs: 2_000 });
       expect(health.map((h) => h.alive)).toEqual([true, false]);
     } finally {
@@ -312,6 +354,13 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     }
     const health = await group.alive({ deadlineMs: 10_000 });
     expect(health.map((h) => h.alive)).toEqual([true, true]);
+    // The call ran on neither member (they meet at a barrier first), so the job still works.
+    const { data } = await group.executeSharded(program, [
+      X,
+      Float32Array.of(2),
+      new Float32Array(4),
+    ]);
+    expect(floats(data[0])).toEqual(X.map((v) => v * 2));
   });
 
   test("two workers that are not one job are refused, naming why", async () => {

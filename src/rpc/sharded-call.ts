@@ -1,4 +1,4 @@
-import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
 import type {
   ColocatedWorkerServiceClient,
   ExecuteShardedRequest,
@@ -7,6 +7,7 @@ import type {
 } from "../../gen/ts/colocated/v1/service";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
+import { callMetadata } from "./call-id";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
 import { ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
@@ -33,6 +34,8 @@ export interface ShardedOptions {
   signal?: AbortSignal;
   /** Which shards the call carries: every distinct shard unless a WorkerGroup says otherwise. */
   scope?: ShardScope;
+  /** Names the call on every member of a JAX job (src/rpc/call-id.ts); a WorkerGroup sets it. */
+  callId?: string;
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -72,7 +75,9 @@ export function callSharded(
   const scope = options.scope ?? WHOLE_ARRAYS;
   const outputs = new ShardedOutputs(start.version, scope);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
-  const stream = call.stub.executeSharded(new Metadata(), { deadline: Date.now() + deadlineMs });
+  const stream = call.stub.executeSharded(callMetadata(options.callId), {
+    deadline: Date.now() + deadlineMs,
+  });
 
   return new Promise<ShardedResult>((resolve, reject) => {
     let settled = false;

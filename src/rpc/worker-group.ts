@@ -2,9 +2,11 @@ import { decodeProgram } from "../decode";
 import { DecodeError } from "../errors";
 import { deviceIdsOf } from "../model/device-list";
 import type { Program } from "../model/program";
+import { newCallId } from "./call-id";
 import type { ConnectOptions, WorkerClient } from "./client";
 import { connectAll } from "./group-connect";
-import { describeMember, type GroupMember, MemberError, type MemberHealth } from "./group-member";
+import { settleMembers } from "./group-failure";
+import { describeMember, type GroupMember, type MemberHealth } from "./group-member";
 import { GroupBuffers, memberScope } from "./group-shards";
 import { checkOneJob, type GroupTopology } from "./group-topology";
 import {
@@ -32,6 +34,9 @@ export class WorkerGroup {
     /** The colocated.v1 minor version every member speaks. */
     readonly version: number,
   ) {}
+
+  /** The previous call's end: calls run one at a time. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   /**
    * Connects to every worker (with the options of WorkerClient.connect: TLS, compression,
@@ -65,15 +70,29 @@ export class WorkerGroup {
    * array (as WorkerClient.executeSharded takes it), of which each member gets the shards its
    * devices hold; each output comes back into one global buffer, filled from every member's
    * shards. When one member fails (dies, hangs past the deadline, answers wrongly), the call
-   * is cancelled on the others and fails with a MemberError naming it.
+   * is cancelled on the others and fails with a MemberError naming it. Calls run one at a
+   * time, in the order made (JAX needs every process to run the job's computations in one
+   * order); a call's deadline counts from its turn. Each call is named on every member
+   * (src/rpc/call-id.ts), so a call that one member refused runs on none.
    */
-  async executeSharded(
+  executeSharded(
     program: Program | Uint8Array,
     inputs: readonly ArrayBufferView[],
     options: ShardedOptions = {},
   ): Promise<ShardedResult> {
     const model = program instanceof Uint8Array ? decodeProgram(program) : program;
-    checkShardedCall(model.inputs.leaves, inputs, options);
+    checkShardedCall(model.inputs.leaves, inputs, options); // before its turn
+    const call = this.turn.then(() => this.callAll(model, inputs, options));
+    this.turn = call.catch(() => undefined);
+    return call;
+  }
+
+  /** One call on every member: the program loaded on each first, then every member's stream. */
+  private async callAll(
+    model: Program,
+    inputs: readonly ArrayBufferView[],
+    options: ShardedOptions,
+  ): Promise<ShardedResult> {
     options.signal?.throwIfAborted();
     const cancel = new AbortController();
     const onAbort = () => cancel.abort();
@@ -82,18 +101,25 @@ export class WorkerGroup {
     const moved = this.members.map(() => ({ sentBytes: 0, receivedBytes: 0 }));
     const onProgress = options.onProgress && this.progress(moved, options.onProgress);
     const firstDevice = deviceIdsOf(model.devices)[0];
-    const calls = this.clients.map((client, i) => {
-      const member = this.members[i];
-      const devices = new Set(member.devices.map((d) => d.id));
-      return client.executeSharded(model, inputs, {
-        ...options,
-        signal: cancel.signal,
-        scope: memberScope(devices, firstDevice, buffers, `process ${member.processIndex}`),
-        onProgress: onProgress && ((p) => onProgress(i, p)),
+    const callId = newCallId();
+    const calls = () =>
+      this.clients.map((client, i) => {
+        const member = this.members[i];
+        const devices = new Set(member.devices.map((d) => d.id));
+        return client.executeSharded(model, inputs, {
+          ...options,
+          signal: cancel.signal,
+          callId,
+          scope: memberScope(devices, firstDevice, buffers, `process ${member.processIndex}`),
+          onProgress: onProgress && ((p) => onProgress(i, p)),
+        });
       });
-    });
     try {
-      const results = await firstFailureCancels(calls, cancel, this.members, options.signal);
+      // Loaded everywhere first: a member that answered NOT_FOUND alone would hold the others
+      // at the call's barrier while it loads.
+      const loads = this.clients.map((client) => client.loadProgram(model));
+      await settleMembers(loads, cancel, this.members, options.signal);
+      const results = await settleMembers(calls(), cancel, this.members, options.signal);
       checkSameOutputs(results, this.members);
       return results[0];
     } finally {
@@ -146,46 +172,6 @@ export class WorkerGroup {
       });
     };
   }
-}
-
-/**
- * Every member's result; or, at the first failure, cancels the rest and rejects with a
- * MemberError naming that member (the others' failures, mere cancellations, are dropped).
- * When the caller aborted, the first failure is the cancellation, rejected as it is.
- */
-function firstFailureCancels<T>(
-  calls: readonly Promise<T>[],
-  cancel: AbortController,
-  members: readonly GroupMember[],
-  caller: AbortSignal | undefined,
-): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const results = new Array<T>(calls.length);
-    let left = calls.length;
-    let failed = false;
-    calls.forEach((call, i) => {
-      call.then(
-        (result) => {
-          results[i] = result;
-          if (--left === 0) resolve(results);
-        },
-        (error: Error) => {
-          if (failed) return;
-          failed = true;
-          cancel.abort();
-          if (caller?.aborted) reject(error);
-          else
-            reject(
-              new MemberError(
-                members[i],
-                error,
-                members.filter((_, j) => j !== i),
-              ),
-            );
-        },
-      );
-    });
-  });
 }
 
 /**
