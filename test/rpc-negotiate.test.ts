@@ -65,5 +65,8 @@ describe("client arguments", () => {
     expect(arrayByteLength(new ShapeDtypeStruct([3], "int4"))).toBe(3);
     expect(arrayByteLength(new ShapeDtypeStruct([0, 5], "bfloat16"))).toBe(0);
     expect(arrayByteLength(new ShapeDtypeStruct([2], "string"))).toBeUndefined();
+    const rbg = { impl: "rbg", keyShape: [4] };
+    expect(arrayByteLength(new ShapeDtypeStruct([3], "key", null, { keyType: rbg }))).toBe(48);
+    expect(arrayByteLength(new ShapeDtypeStruct([3], "float0"))).toBe(0);
   });
 });

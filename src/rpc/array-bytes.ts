@@ -3,8 +3,8 @@ import type { DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 
 /**
  * Bytes per element on the wire: NumPy's itemsize, so sub-byte types (int2, int4, float4)
- * take one byte each, and float0 none. Strings and PRNG keys (whose data is the impl's) have
- * no fixed-size form.
+ * take one byte each, and float0 none. Strings have no fixed-size form, and PRNG keys travel
+ * whole only (Execute, not ExecuteSharded), as their key data.
  */
 const ITEMSIZE: Record<Exclude<DTypeName, "string" | "key">, number> = {
   bool: 1,
@@ -49,9 +49,14 @@ export function elementByteLength(spec: ShapeDtypeStruct): number | undefined {
   return ITEMSIZE[spec.dtype];
 }
 
-/** The byte length of an array's raw little-endian data, or undefined for strings. */
+/**
+ * The byte length of an array's raw little-endian data (a PRNG key array's uint32 key data,
+ * `keyShape` words per key), or undefined for strings.
+ */
 export function arrayByteLength(spec: ShapeDtypeStruct): number | undefined {
-  const item = elementByteLength(spec);
+  const keyWords = spec.keyType?.keyShape.reduce((n, d) => n * d, 1);
+  const item =
+    spec.dtype === "key" && keyWords !== undefined ? 4 * keyWords : elementByteLength(spec);
   return item === undefined ? undefined : spec.shape.reduce((n, d) => n * d, item);
 }
 
