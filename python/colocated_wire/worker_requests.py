@@ -4,14 +4,20 @@ The program's payload is kept as the bytes the client sent, so the worker
 hashes them for its handle and decodes them once, instead of parsing the
 request and serializing the program again to decode it. Input data are views
 of the request's bytes, not copies. Only the top-level fields are walked;
-the payload itself is judged by the decoder.
+the payload itself is judged by the decoder. The requests of the sharded
+stream are read the same way, so that a chunk's data reaches its shard's
+buffer with one copy.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import Any
 
+from google.protobuf.message import DecodeError
+
+from colocated_wire._gen.colocated.v1.service_pb2 import ExecuteStart, ShardIndex
 from colocated_wire.worker_errors import Refused, invalid_argument
 
 _VARINT, _FIXED64, _DELIMITED, _FIXED32 = 0, 1, 2, 5
@@ -109,3 +115,72 @@ def _varint(data: memoryview, at: int) -> tuple[int, int]:
         if byte < 0x80:
             return value, at
         shift += 7
+
+
+@dataclasses.dataclass
+class ChunkView:
+    """A ShardChunk read from its bytes: `data` is a view of the request, not a copy."""
+
+    leaf: int = 0
+    # The shard's index (start, stop) when the chunk names it (the shard's first chunk).
+    index: tuple[list[int], list[int]] | None = None
+    offset: int = 0
+    data: memoryview = memoryview(b"")
+    last: bool = False
+
+
+@dataclasses.dataclass
+class ShardedRequest:
+    """An ExecuteShardedRequest: which part it carries ("start", "chunk", "end"), and it.
+
+    A request that is no protobuf message has part "invalid" and says why in `problem`.
+    """
+
+    part: str | None = None
+    start: Any = None
+    chunk: ChunkView | None = None
+    problem: str = ""
+
+
+def read_sharded_request(data: bytes) -> ShardedRequest:
+    """A request of the sharded stream; its chunk's data stays in the request's bytes."""
+    try:
+        return _read_sharded(memoryview(data))
+    except (ValueError, DecodeError) as e:
+        return ShardedRequest(part="invalid", problem=f"not a valid protobuf message ({e})")
+
+
+def _read_sharded(data: memoryview) -> ShardedRequest:
+    request = ShardedRequest()
+    for number, value in _fields(data):
+        if number == 1 and isinstance(value, memoryview):
+            request.part, request.chunk = "start", None
+            request.start = ExecuteStart.FromString(value)
+        elif number == 2 and isinstance(value, memoryview):
+            request.part, request.start = "chunk", None
+            request.chunk = _read_chunk(value)
+        elif number == 3 and isinstance(value, int):
+            request.part, request.start, request.chunk = "end", None, None  # `end: false` too
+        elif number in (1, 2, 3):
+            raise ValueError(f"field {number} has the wrong wire type")
+    return request
+
+
+def _read_chunk(data: memoryview) -> ChunkView:
+    chunk = ChunkView()
+    for number, value in _fields(data):
+        if number == 1 and isinstance(value, int):
+            chunk.leaf = value & 0xFFFFFFFF
+        elif number == 2 and isinstance(value, memoryview):
+            index = ShardIndex.FromString(value)
+            start, stop = chunk.index or ([], [])
+            chunk.index = (start + list(index.start), stop + list(index.stop))
+        elif number == 3 and isinstance(value, int):
+            chunk.offset = value
+        elif number == 4 and isinstance(value, memoryview):
+            chunk.data = value
+        elif number == 5 and isinstance(value, int):
+            chunk.last = value != 0
+        elif number in (1, 2, 3, 4, 5):
+            raise ValueError(f"field {number} has the wrong wire type")
+    return chunk

@@ -24,7 +24,7 @@ from colocated_wire.worker_execute import check_version, execute
 from colocated_wire.worker_limits import CallLimits
 from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_programs import ProgramCache
-from colocated_wire.worker_requests import ExecuteCall, read_request
+from colocated_wire.worker_requests import ExecuteCall, read_request, read_sharded_request
 from colocated_wire.worker_sharded import serve as serve_sharded
 from colocated_wire.worker_topology import get_topology
 
@@ -124,8 +124,9 @@ def handlers(service: ColocatedWorker) -> grpc.GenericRpcHandler:
         ),
         "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
             lambda requests, context: serve_sharded(service, requests, context),
-            request_deserializer=service_pb2.ExecuteShardedRequest.FromString,
-            response_serializer=service_pb2.ExecuteShardedResponse.SerializeToString,
+            # Both ways as bytes: a chunk's data is copied once each way (worker_requests.py,
+            # worker_responses.py).
+            request_deserializer=read_sharded_request,
         ),
     }
     return grpc.method_handlers_generic_handler(SERVICE, methods)

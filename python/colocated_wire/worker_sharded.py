@@ -42,6 +42,8 @@ from colocated_wire.worker_execute import (
     run,
 )
 from colocated_wire.worker_job import held_here, own_shards, run_together
+from colocated_wire.worker_requests import ChunkView, ShardedRequest
+from colocated_wire.worker_responses import SHARDED_END, sharded_chunk, sharded_specs
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
@@ -53,7 +55,7 @@ Resolve = Callable[[service_pb2.ExecuteStart], tuple[str, Program]]
 Reserve = Callable[[int], None]
 
 
-def serve(service, requests, context) -> Iterator[service_pb2.ExecuteShardedResponse]:
+def serve(service, requests, context) -> Iterator[bytes]:
     """The servicer's ExecuteSharded (worker_service.ColocatedWorker): admitted against the
     worker's limits for the whole stream, each shard's bytes counted as its buffer is made;
     a refusal becomes the call's status."""
@@ -86,22 +88,25 @@ def resolve(service, start: service_pb2.ExecuteStart) -> tuple[str, Program]:
 
 
 def execute_sharded(
-    requests: Iterator[service_pb2.ExecuteShardedRequest],
+    requests: Iterator[ShardedRequest],
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
     check: Callable[[str], None] = lambda step: None,
     together: Callable[[Callable[[], object]], object] = lambda work: work(),
-) -> Iterator[service_pb2.ExecuteShardedResponse]:
-    """The response stream of one call: output specs, output chunks, end. Raises Refused."""
+) -> Iterator[bytes]:
+    """The response stream of one call (ExecuteShardedResponse bytes): output specs, output
+    chunks, end. Raises Refused."""
     start = _first(requests)
     name, program = resolve(start)
     inputs = InputShards(program, reserve)
     for request in _rest(requests, inputs):
-        part = request.WhichOneof("part")
+        part = request.part
         if part == "chunk":
             inputs.add(request.chunk)
         elif part == "end":
             break
+        elif part == "invalid":
+            raise invalid_argument(f"request {inputs.chunks + 1}: {request.problem}")
         else:
             raise invalid_argument(f"request {inputs.chunks + 1}: {part or 'nothing'} after start")
     else:
@@ -115,17 +120,19 @@ def execute_sharded(
     yield from stream_outputs(name, result, start.version)
 
 
-def _first(requests: Iterator[service_pb2.ExecuteShardedRequest]) -> service_pb2.ExecuteStart:
+def _first(requests: Iterator[ShardedRequest]) -> service_pb2.ExecuteStart:
     for request in _rest(requests, None):
-        if request.WhichOneof("part") != "start":
+        if request.part == "invalid":
+            raise invalid_argument(f"request 0: {request.problem}")
+        if request.part != "start":
             raise invalid_argument("request 0: the stream must begin with `start`")
         return request.start
     raise invalid_argument("the input stream ended before `start`")
 
 
 def _rest(
-    requests: Iterator[service_pb2.ExecuteShardedRequest], inputs: InputShards | None
-) -> Iterator[service_pb2.ExecuteShardedRequest]:
+    requests: Iterator[ShardedRequest], inputs: InputShards | None
+) -> Iterator[ShardedRequest]:
     """The requests; a cancelled call (the iterator raises RpcError) becomes CANCELLED."""
     try:
         yield from requests
@@ -162,18 +169,18 @@ class InputShards:
         self.done: list[dict[Index, list[jax.Array]]] = [{} for _ in self.leaves]
         self.open: list[Shard | None] = [None for _ in self.leaves]
 
-    def add(self, chunk: service_pb2.ShardChunk) -> None:
+    def add(self, chunk: ChunkView) -> None:
         """Takes one chunk; raises Refused (INVALID_ARGUMENT) if it breaks the rules."""
         self.chunks += 1
-        leaf = chunk.leaf
+        leaf, data = chunk.leaf, chunk.data  # data: a view of the request's bytes
         if leaf >= len(self.leaves):
             raise invalid_argument(
                 f"chunk {self.chunks}: leaf {leaf}, but the program has"
                 f" {len(self.leaves)} input leaves"
             )
-        if len(chunk.data) > MAX_CHUNK_BYTES:
+        if len(data) > MAX_CHUNK_BYTES:
             raise invalid_argument(
-                f"inputs[{leaf}]: a chunk of {len(chunk.data)} bytes, over the worker's limit"
+                f"inputs[{leaf}]: a chunk of {len(data)} bytes, over the worker's limit"
                 f" of {MAX_CHUNK_BYTES} bytes per chunk"
             )
         shard = self._shard_of(leaf, chunk)
@@ -185,13 +192,12 @@ class InputShards:
             raise invalid_argument(
                 f"{where}: the chunk {how} (the shard has {shard.filled} bytes so far)"
             )
-        end = shard.filled + len(chunk.data)
+        end = shard.filled + len(data)
         if end > len(shard.data):
             raise invalid_argument(
-                f"{where}: {len(chunk.data)} bytes run past the shard's end"
-                f" ({len(shard.data)} bytes)"
+                f"{where}: {len(data)} bytes run past the shard's end ({len(shard.data)} bytes)"
             )
-        shard.data[shard.filled : end] = np.frombuffer(chunk.data, np.uint8)
+        shard.data[shard.filled : end] = np.frombuffer(data, np.uint8)  # the one copy
         shard.filled = end
         if chunk.last:
             if end != len(shard.data):
@@ -206,10 +212,10 @@ class InputShards:
             )
             self.open[leaf] = None
 
-    def _shard_of(self, leaf: int, chunk: service_pb2.ShardChunk) -> Shard:
+    def _shard_of(self, leaf: int, chunk: ChunkView) -> Shard:
         """The shard this chunk belongs to: a new one if it carries an index, else the open one."""
         current = self.open[leaf]
-        if not chunk.HasField("index"):
+        if chunk.index is None:
             if current is None:
                 raise invalid_argument(
                     f"inputs[{leaf}] chunk at offset {chunk.offset}: no shard is open"
@@ -217,14 +223,15 @@ class InputShards:
                 )
             return current
         spec, itemsize, _, shards = self.leaves[leaf]
-        index = tuple(zip(chunk.index.start, chunk.index.stop, strict=False))
+        starts, stops = chunk.index
+        index = tuple(zip(starts, stops, strict=False))
         named = f"inputs[{leaf}] shard {describe(index)}"
         if current is not None:
             raise invalid_argument(
                 f"{named}: starts before shard {describe(current.index)} ended"
                 f" ({current.filled} of {len(current.data)} bytes, no chunk marked last)"
             )
-        if len(chunk.index.start) != len(chunk.index.stop) or index not in shards:
+        if len(starts) != len(stops) or index not in shards:
             some = ", ".join(describe(i) for i in list(shards)[:4])
             raise invalid_argument(
                 f"{named}: not a shard of the {spec.sharding or 'unsharded'} input of shape"
@@ -272,15 +279,10 @@ class InputShards:
         return arrays
 
 
-def stream_outputs(
-    name: str, result: object, version: int
-) -> Iterator[service_pb2.ExecuteShardedResponse]:
+def stream_outputs(name: str, result: object, version: int) -> Iterator[bytes]:
     """The outputs' SpecsPayload, then each output's distinct shards in chunks, then end."""
     outputs, payload = output_specs_payload(name, result, version)
-    first = service_pb2.ExecuteShardedResponse()
-    first.output_specs.MergeFromString(payload)
-    first.output_specs.SetInParent()
-    yield first
+    yield sharded_specs(payload)
     for leaf, x in enumerate(outputs):
         try:
             shards = list(output_shards(x))
@@ -288,26 +290,19 @@ def stream_outputs(
             raise function_failed(f"{name} failed computing its outputs: {e}") from e
         for index, data in shards:
             yield from chunks(leaf, index, data)
-    yield service_pb2.ExecuteShardedResponse(end=True)
+    yield SHARDED_END
 
 
 def chunks(
     leaf: int, index: Index, data: memoryview, size: int = OUTPUT_CHUNK_BYTES
-) -> Iterable[service_pb2.ExecuteShardedResponse]:
-    """One shard's bytes in chunks of at most `size`; the first names the index."""
+) -> Iterable[bytes]:
+    """One shard's bytes in chunks of at most `size`, each copied once, into its message; the
+    first names the index."""
     offsets = range(0, max(len(data), 1), size)
+    last = len(offsets) - 1
     for k, offset in enumerate(offsets):
-        chunk = service_pb2.ShardChunk(
-            leaf=leaf,
-            offset=offset,
-            data=bytes(data[offset : offset + size]),
-            last=k == len(offsets) - 1,
-        )
-        if k == 0:
-            chunk.index.start.extend(start for start, _ in index)
-            chunk.index.stop.extend(stop for _, stop in index)
-            chunk.index.SetInParent()
-        yield service_pb2.ExecuteShardedResponse(chunk=chunk)
+        part = data[offset : offset + size]
+        yield sharded_chunk(leaf, index if k == 0 else None, offset, part, k == last)
 
 
 def describe(index: Index) -> str:

@@ -60,6 +60,13 @@ export class ShardLayout {
     return view ?? out ?? new Uint8Array(0);
   }
 
+  /** Copies the shard's bytes [offset, offset + length) from `global` into `into` at `at`. */
+  copyTo(global: Uint8Array, offset: number, length: number, into: Uint8Array, at: number): void {
+    this.forEachPiece(offset, length, (from, within, size) => {
+      into.set(global.subarray(from, from + size), at + within);
+    });
+  }
+
   /** Calls `piece(globalOffset, offsetInRange, length)` for each run the range touches. */
   private forEachPiece(
     offset: number,

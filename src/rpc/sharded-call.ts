@@ -1,21 +1,25 @@
-import { type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
-import type {
-  ColocatedWorkerServiceClient,
-  ExecuteShardedRequest,
+import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import {
+  type ColocatedWorkerServiceClient,
   ExecuteShardedResponse,
-  ExecuteStart,
+  type ExecuteStart,
 } from "../../gen/ts/colocated/v1/service";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
-import { callMetadata } from "./call-id";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
 import { ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
+import { chunkMessage, END_MESSAGE, startMessage } from "./sharded-request";
 import { checkDeadline } from "./unary";
 
 /** The bytes of one chunk unless asked otherwise; the worker takes at most MAX_CHUNK_BYTES. */
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 export const MAX_CHUNK_BYTES = 4 << 20;
+
+/** Requests go as the bytes sharded-request.ts writes; responses are decoded as generated. */
+const EXECUTE_SHARDED = "/colocated.v1.ColocatedWorkerService/ExecuteSharded";
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+const decodeResponse = (b: Buffer) => ExecuteShardedResponse.decode(b);
 
 /** Bytes moved so far in one sharded call. */
 export interface ShardedProgress {
@@ -34,8 +38,6 @@ export interface ShardedOptions {
   signal?: AbortSignal;
   /** Which shards the call carries: every distinct shard unless a WorkerGroup says otherwise. */
   scope?: ShardScope;
-  /** Names the call on every member of a JAX job (src/rpc/call-id.ts); a WorkerGroup sets it. */
-  callId?: string;
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -75,9 +77,13 @@ export function callSharded(
   const scope = options.scope ?? WHOLE_ARRAYS;
   const outputs = new ShardedOutputs(start.version, scope);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
-  const stream = call.stub.executeSharded(callMetadata(options.callId), {
-    deadline: Date.now() + deadlineMs,
-  });
+  const stream = call.stub.makeBidiStreamRequest(
+    EXECUTE_SHARDED,
+    asBuffer,
+    decodeResponse,
+    new Metadata(),
+    { deadline: Date.now() + deadlineMs },
+  );
 
   return new Promise<ShardedResult>((resolve, reject) => {
     let settled = false;
@@ -115,14 +121,14 @@ export function callSharded(
       }
     });
     const send = async () => {
-      await write(stream, { part: { $case: "start", value: start } });
-      for (const message of inputChunks(inputSpecs, globals, chunkBytes, scope)) {
+      await write(stream, startMessage(start));
+      for (const { message, dataBytes } of inputChunks(inputSpecs, globals, chunkBytes, scope)) {
         if (settled) return;
         await write(stream, message);
-        if (message.part?.$case === "chunk") progress.sentBytes += message.part.value.data.length;
+        progress.sentBytes += dataBytes;
         options.onProgress?.(progress);
       }
-      await write(stream, { part: { $case: "end", value: true } });
+      await write(stream, END_MESSAGE);
       stream.end();
     };
     send().catch(fail);
@@ -179,7 +185,7 @@ function* inputChunks(
   globals: readonly Uint8Array[],
   chunkBytes: number,
   scope: ShardScope,
-): Generator<ExecuteShardedRequest> {
+): Generator<{ message: Uint8Array; dataBytes: number }> {
   for (let leaf = 0; leaf < specs.length; leaf++) {
     const spec = specs[leaf];
     const item = elementByteLength(spec) as number;
@@ -189,21 +195,9 @@ function* inputChunks(
       let offset = 0;
       do {
         const length = Math.min(chunkBytes, total - offset);
-        yield {
-          part: {
-            $case: "chunk",
-            value: {
-              leaf,
-              index:
-                offset === 0
-                  ? { start: index.start.map(BigInt), stop: index.stop.map(BigInt) }
-                  : undefined,
-              offset: BigInt(offset),
-              data: layout.gather(globals[leaf], offset, length),
-              last: offset + length === total,
-            },
-          },
-        };
+        const named = offset === 0 ? index : undefined;
+        const message = chunkMessage(leaf, named, layout, globals[leaf], offset, length);
+        yield { message, dataBytes: length };
         offset += length;
       } while (offset < total);
     }
@@ -219,8 +213,8 @@ function receive(outputs: ShardedOutputs, response: ExecuteShardedResponse): voi
 
 /** Writes one message, waiting while the channel's buffer is full. */
 function write(
-  stream: ClientDuplexStream<ExecuteShardedRequest, ExecuteShardedResponse>,
-  message: ExecuteShardedRequest,
+  stream: ClientDuplexStream<Uint8Array, ExecuteShardedResponse>,
+  message: Uint8Array,
 ): Promise<void> | undefined {
   if (stream.write(message)) return undefined;
   return new Promise((resolve) => {
