@@ -130,7 +130,8 @@ export class WorkerGroup {
   /**
    * Probes every member with GetTopology, each by its deadline: alive when it answers as the
    * same process. After a member died, the JAX job itself is broken (its collectives cannot
-   * complete): restart every worker and connect again.
+   * complete, and JAX ends the others within its heartbeat timeout, 100 s): restart every
+   * worker and connect again.
    */
   async alive(options: { deadlineMs?: number } = {}): Promise<MemberHealth[]> {
     const deadlineMs = options.deadlineMs ?? DEFAULT_PROBE_MS;
@@ -175,15 +176,15 @@ export class WorkerGroup {
 }
 
 /**
- * Every member must have sent the same output specs, as one SPMD program does; they differ
- * when the function returned an output made on each process alone (a NumPy value, a fresh
- * array with no sharding), which lives on each process's own first device.
+ * Every member must have sent the same output specs, as one SPMD program does (a member
+ * replicates an output its function made on its own process over the whole job, so even
+ * those agree): specs that differ mean the members did not run the same thing.
  */
 function checkSameOutputs(results: readonly ShardedResult[], members: readonly GroupMember[]) {
   const want = Buffer.from(results[0].outputSpecsPayload);
   results.forEach((r, i) => {
     if (!want.equals(r.outputSpecsPayload)) {
-      const detail = `the members disagree on the output specs (${describeMember(members[i])} against ${describeMember(members[0])}): did the function return an output made on each process alone, not from its global inputs?`;
+      const detail = `the members disagree on the output specs (${describeMember(members[i])} against ${describeMember(members[0])}): they did not run the same program on the same devices`;
       throw new DecodeError("output_specs", "invalid-value", detail);
     }
   });
