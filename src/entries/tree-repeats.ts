@@ -20,12 +20,38 @@ export interface TreeContents {
 }
 
 /**
+ * The contents last found for a tree, by its root (held weakly: the cache keeps no tree alive),
+ * with the leaf refs they were found for. Trees are immutable, and a training loop encodes the
+ * same specs every step: the same root with the same refs has the same contents.
+ */
+const FOUND = new WeakMap<TreeNode, { refs: Int32Array | undefined; contents: TreeContents }>();
+
+/**
+ * Gives every subtree an id for its content (see findContents); the contents found before for
+ * this root and these leaf refs, if any. The result is shared: it is read, never changed.
+ */
+export function treeContents(root: TreeNode, leafRefs?: readonly number[]): TreeContents {
+  const found = FOUND.get(root);
+  if (found && sameRefs(found.refs, leafRefs)) return found.contents;
+  const contents = findContents(root, leafRefs);
+  FOUND.set(root, { refs: leafRefs && Int32Array.from(leafRefs), contents });
+  return contents;
+}
+
+function sameRefs(a: Int32Array | undefined, b: readonly number[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
  * Gives every subtree an id for its content, in one bottom-up pass: a container's content is
  * its own data (kind, keys, type, node data) and its children's ids, hash-consed as a sequence
  * of ints (no string per node), so the cost is linear in the nodes. Leaf `j` (in preorder) is
  * `leafRefs[j]`; without refs, every leaf differs from every other.
  */
-export function treeContents(root: TreeNode, leafRefs?: readonly number[]): TreeContents {
+function findContents(root: TreeNode, leafRefs?: readonly number[]): TreeContents {
   const nodes: TreeNode[] = [];
   // Per node: its number of children, -1 for a leaf (read once here, as node shapes vary).
   const arities: number[] = [];
