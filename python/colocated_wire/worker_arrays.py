@@ -17,6 +17,13 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from colocated_wire.worker_errors import failed_precondition, function_failed, invalid_argument
+from colocated_wire.worker_inputs import (
+    default_sharding,
+    extended_input,
+    host_output,
+    is_float0,
+    wire_form,
+)
 
 
 def wire_dtype(dtype: np.dtype) -> np.dtype:
@@ -54,6 +61,9 @@ def host_input(
     index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
 ) -> tuple[np.ndarray, jax.sharding.Sharding]:
     """One input's bytes as a host array (a view, not a copy) and the sharding it goes to."""
+    extended = extended_input(spec, data)  # a PRNG key or float0 (worker_inputs.py)
+    if extended is not None:
+        return extended, spec.sharding or SingleDeviceSharding(devices[0])
     dtype = fixed_dtype(f"inputs[{index}]", spec)
     want = math.prod(spec.shape) * dtype.itemsize
     if len(data) != want:
@@ -153,8 +163,10 @@ def place_inputs(
 
 def as_output(index: int, value: Any) -> jax.Array:
     """An output leaf as a jax.Array; NumPy arrays and scalars are put on the default device."""
+    if is_float0(value):  # no bytes, and no device holds it: its spec on the default device
+        return jax.ShapeDtypeStruct(value.shape, value.dtype, sharding=default_sharding())
     if isinstance(value, jax.Array):
-        if not isinstance(value.dtype, np.dtype):  # a PRNG key's data is its impl's
+        if wire_form(value.dtype) is None:
             detail = f"dtype {value.dtype} has no fixed-size wire form"
             raise function_failed(f"output {index}: {detail}")
         return value
@@ -168,12 +180,15 @@ def as_output(index: int, value: Any) -> jax.Array:
 
 def output_spec(x: jax.Array) -> jax.ShapeDtypeStruct:
     """The spec a caller needs to read an output: its shape, dtype, sharding and weak type."""
-    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
+    weak_type = getattr(x, "weak_type", False)  # a PRNG key array has none
+    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=weak_type)
 
 
 def output_bytes(x: jax.Array) -> memoryview:
     """The whole (global) array's elements as little-endian bytes: a view of the host copy."""
-    host = np.asarray(x)
+    host = host_output(x)  # a PRNG key's key data
+    if host.dtype.itemsize == 0:  # float0
+        return memoryview(b"")
     host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
     return memoryview(host.reshape(-1).view(np.uint8))
 

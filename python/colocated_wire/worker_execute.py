@@ -113,7 +113,7 @@ def output_specs_payload(name: str, result: Any, version: int) -> tuple[list[Any
     outputs = [as_output(i, leaf) for i, leaf in enumerate(leaves)]
     # The agreed version, or the newest this library writes if a peer agreed a newer one.
     target = min(version, SCHEMA_MINOR_VERSION)
-    key = (target, treedef, *((x.shape, x.dtype, x.sharding, x.weak_type) for x in outputs))
+    key = (target, treedef, *((x.shape, x.dtype, x.sharding, weak_type(x)) for x in outputs))
     written = _written_specs.get(key)
     if written is not None:
         return outputs, written
@@ -126,6 +126,10 @@ def output_specs_payload(name: str, result: Any, version: int) -> tuple[list[Any
         _written_specs.clear()
     _written_specs[key] = written
     return outputs, written
+
+
+def weak_type(x: Any) -> bool:
+    return getattr(x, "weak_type", False)  # a PRNG key array has none
 
 
 def describe_outputs(name: str, result: Any, version: int) -> bytes:
