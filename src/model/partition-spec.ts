@@ -60,8 +60,19 @@ export class PartitionSpec extends ValueObject {
     return this.entries.flatMap((e) => (typeof e === "string" ? [e] : Array.isArray(e) ? e : []));
   }
 
+  // The JSON of [entries, unreduced, reduced] (UNCONSTRAINED as {"u":1}), written by hand: a
+  // program that makes a sharding per leaf computes one per leaf, twice as fast as this way.
   protected computeKey(): string {
-    const entries = this.entries.map((e) => (e === UNCONSTRAINED ? { u: 1 } : e));
-    return `P(${JSON.stringify([entries, this.unreduced, this.reduced])})`;
+    let out = "P([[";
+    for (let i = 0; i < this.entries.length; i++) {
+      const e = this.entries[i];
+      if (i > 0) out += ",";
+      out += e === null ? "null" : e === UNCONSTRAINED ? '{"u":1}' : JSON.stringify(e);
+    }
+    return `${out}],${axesJson(this.unreduced)},${axesJson(this.reduced)}])`;
   }
+}
+
+function axesJson(axes: readonly string[]): string {
+  return axes.length === 0 ? "[]" : JSON.stringify(axes);
 }
