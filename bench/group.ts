@@ -74,20 +74,30 @@ function programs(ids: number[], side: number) {
 
 type Call = () => Promise<unknown>;
 
-/** The median time of `calls` calls one at a time, after three to warm up. */
-async function time(call: Call, calls: number): Promise<CallTime> {
-  for (let i = 0; i < 3; i++) await call();
-  const times: number[] = [];
+/**
+ * The median time of each of `calls` calls, made one at a time after three of each to warm
+ * up; with several, they take turns, so that none pays alone for a busy moment.
+ */
+async function time(each: Call[], calls: number): Promise<CallTime[]> {
+  for (let i = 0; i < 3; i++) for (const call of each) await call();
+  const times = each.map(() => [] as number[]);
   for (let i = 0; i < calls; i++) {
-    const start = performance.now();
-    await call();
-    times.push(performance.now() - start);
+    for (const [k, call] of each.entries()) {
+      const start = performance.now();
+      await call();
+      times[k].push(performance.now() - start);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { calls, p50Ms: times[Math.floor(times.length / 2)] };
+  return times.map((t) => {
+    t.sort((a, b) => a - b);
+    return { calls, p50Ms: t[Math.floor(t.length / 2)] };
+  });
 }
 
-/** Starts each job in turn, measures the two calls through a group (and, on one worker, directly). */
+/**
+ * Starts each job in turn and times the two calls through a group; on the one-worker job,
+ * in turns with the same calls made with WorkerClient (no group).
+ */
 export async function measureGroup(
   root: string,
   quick: boolean,
@@ -103,36 +113,29 @@ export async function measureGroup(
     const job = await startJob(root, workers, devicesPerWorker);
     try {
       const group = await WorkerGroup.connect(job.targets, { deadlineMs: 600_000 });
+      const client =
+        workers === 1
+          ? await WorkerClient.connect(job.targets[0], { deadlineMs: 600_000 })
+          : undefined;
       try {
         const ids = group.topology.devices.map((d) => d.id);
         const { small, array } = programs(ids, side);
         progress(`group: calls over ${workers} workers`);
-        rows.push({
-          workers,
-          devicesPerWorker,
-          small: await time(() => group.executeSharded(small.program, small.inputs), counts.small),
-          array: await time(() => group.executeSharded(array.program, array.inputs), counts.array),
-        });
+        const timed = async (call: { program: Program; inputs: Float32Array[] }) =>
+          time(
+            [
+              () => group.executeSharded(call.program, call.inputs),
+              ...(client ? [() => client.executeSharded(call.program, call.inputs)] : []),
+            ],
+            call === small ? counts.small : counts.array,
+          );
+        const [groupSmall, directSmall] = await timed(small);
+        const [groupArray, directArray] = await timed(array);
+        rows.push({ workers, devicesPerWorker, small: groupSmall, array: groupArray });
+        if (client) direct = { small: directSmall, array: directArray };
       } finally {
         group.close();
-      }
-      if (workers === 1) {
-        const client = await WorkerClient.connect(job.targets[0], { deadlineMs: 600_000 });
-        try {
-          const { small, array } = programs([...Array(DEVICES).keys()], side);
-          direct = {
-            small: await time(
-              () => client.executeSharded(small.program, small.inputs),
-              counts.small,
-            ),
-            array: await time(
-              () => client.executeSharded(array.program, array.inputs),
-              counts.array,
-            ),
-          };
-        } finally {
-          client.close();
-        }
+        client?.close();
       }
     } finally {
       await job.stop();

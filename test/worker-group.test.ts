@@ -377,6 +377,9 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       kind: "process-count",
       message: "2 workers, but their job has 1 process: give one worker per process",
     });
+    // Each alone is a job of one process: a group of one.
+    const one = await connect([alone[1]]);
+    expect(one.members.map((m) => [m.processIndex, m.devices.length])).toEqual([[0, 4]]);
   });
 
   // Last: it kills process 1, which breaks the job for good.
