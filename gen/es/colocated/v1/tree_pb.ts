@@ -252,9 +252,11 @@ export type NodeType = Message<"colocated.v1.NodeType"> & {
   fields: string[];
 
   /**
-   * A defaultdict's default_factory pickled (1.1), when it has no name that
-   * finds it again (a lambda, a local function); `name` is then empty.
-   * Written and read only by a writer and a reader that trust pickles.
+   * The type pickled (1.1), when its name does not find it again: a
+   * defaultdict's default_factory (a lambda, a local function; `name` is then
+   * empty) or a custom node's class (a class defined in a function; `name`
+   * kept, to show). Never a namedtuple's. Written and read only by a writer
+   * and a reader that trust pickles.
    *
    * @generated from field: bytes pickle = 3;
    */
