@@ -68,6 +68,25 @@ describe("colocated.v1.1 dict keys", () => {
     expect((root.defaultFactory as Pickled).bytes).toEqual(bytes(0x80, 4, 0x88, 0x2e));
   });
 
+  test("a custom node's pickled class is kept, and two classes of one name stay apart", () => {
+    const local = (pickle: number) => ({
+      kind: "custom" as const,
+      typeName: "m.f.<locals>.Local",
+      nodeData: bytes(),
+      typePickle: new Pickled(bytes(0x80, pickle)),
+      children: [{ kind: "list" as const, children: [LEAF, LEAF] }],
+    });
+    const treedef = new PyTreeDef({ kind: "tuple", children: [local(1), local(2), local(1)] });
+    const data = encodeSpecs(treedef, Array(6).fill(leaf));
+    const back = decodeSpecs(data);
+    expect(encodeSpecs(back.treedef, back.leaves)).toEqual(data);
+    const nodes = (back.treedef.root as Extract<TreeNode, { kind: "tuple" }>).children;
+    const pickles = nodes.map((n) => (n.kind === "custom" ? n.typePickle?.bytes[1] : undefined));
+    expect(pickles).toEqual([1, 2, 1]);
+    const message = SpecsPayload.decode(data).specs?.treedef;
+    expect(message?.nodeTypes.length).toBe(2);
+  });
+
   test("keys are ordered by Python's <, and what Python cannot compare is refused", () => {
     expect(compareDictKeys(1n, 1.5)).toBeLessThan(0);
     expect(compareDictKeys(true, 0.5)).toBeGreaterThan(0);

@@ -148,6 +148,35 @@ def test_a_default_factory_without_a_name_travels_pickled(wire, x):
     wire.check(programs=3, carriers=1)
 
 
+def _local_node_class():
+    @jax.tree_util.register_pytree_node_class
+    class Local:
+        """A custom node class defined in a function: no name finds it."""
+
+        def __init__(self, value):
+            self.value = value
+
+        def tree_flatten(self):
+            return (self.value,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(children[0])
+
+    return Local
+
+
+Local = _local_node_class()
+
+
+def test_a_custom_node_class_without_a_name_travels_pickled(wire, x):
+    f = cp.colocated_python(lambda t: jax.tree.map(add_one, t))
+    out = f([Local(x), Local((x, x))])
+    _same_tree(out, jax.tree.map(add_one, [Local(x), Local((x, x))]))
+    assert type(out[0]) is Local  # in this process, the very class
+    wire.check(programs=3, carriers=1)
+
+
 # Without allow_pickle, only a module-level function runs, sent by name once its output specs
 # are known: so these go in through `specialize`.
 def identity(t):

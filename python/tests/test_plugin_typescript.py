@@ -143,10 +143,26 @@ def _camel(snake: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _local_node_class():
+    @jax.tree_util.register_pytree_node_class
+    class Local:
+        def __init__(self, value):
+            self.value = value
+
+        def tree_flatten(self):
+            return (self.value,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(children[0])
+
+    return Local
+
+
 def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
     """What the plugin writes for the pytrees of test_plugin_pytrees.py (float keys a
     TypeScript Map cannot make, -0.0, tuples, pickled keys, aux data and a factory) TypeScript
-    reads and writes again unchanged, never running a pickle."""
+    reads and writes again unchanged, never running a pickle; a local node class too."""
     import collections
     import enum
 
@@ -162,6 +178,7 @@ def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
         "pickled": {Level.LOW: s, 2**70: s},
         "custom": jax.tree_util.Partial(base64.b64encode, s),
         "factory": collections.defaultdict(lambda: 0, {"k": s}),
+        "local_class": _local_node_class()(s),
     }
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     data = serialize_specs(treedef, leaves, allow_pickle=True)
@@ -175,3 +192,4 @@ def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
     for name in ("floats", "tuples", "pickled"):
         assert [(k, type(k)) for k in again[name]] == [(k, type(k)) for k in sorted(tree[name])]
     assert again["factory"]["missing"] == 0 and again["custom"].func is base64.b64encode
+    assert type(again["local_class"]) is type(tree["local_class"])

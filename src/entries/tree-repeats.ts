@@ -166,7 +166,9 @@ class OwnContents {
         values[0] = Own.Custom;
         values[1] = this.#name(node.typeName);
         values[2] = this.#data.id(node.nodeData);
-        return this.#sequences.id(values, 3);
+        // A class pickled (1.1, a local class) is told apart by its bytes.
+        values[3] = node.typePickle ? this.#data.id(node.typePickle.bytes) : -1;
+        return this.#sequences.id(values, 4);
       }
     }
   }

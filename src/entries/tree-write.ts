@@ -1,3 +1,4 @@
+import { base64Encode } from "@bufbuild/protobuf/wire";
 import { NodeKindSchema, TreeDefSchema } from "../../gen/es/colocated/v1/tree_pb";
 import {
   type DictKey as DictKeyMessage,
@@ -229,7 +230,7 @@ function nodeWriter(
         const pickled = factory instanceof Pickled;
         const name = pickled ? "" : (factory ?? "");
         const pickle = pickled ? factory.bytes : new Uint8Array(0);
-        const typeKey = JSON.stringify([factoryText(factory) ?? "", []]);
+        const typeKey = nodeTypeKey(name, [], pickle);
         out.typeRefs.push(
           intern(typeIndex, typeKey, () => out.nodeTypes.push({ name, fields: [], pickle })),
         );
@@ -242,10 +243,13 @@ function nodeWriter(
           `namedtuple ${node.typeName} has ${fields.length} fields but ${node.children.length} children`,
         );
       }
-      const typeKey = JSON.stringify([node.typeName, fields]);
+      const pickled = node.kind === "custom" ? node.typePickle : undefined;
+      if (pickled) refuseNewer(`${path}.kinds[${i}]`, `pickled ${node.typeName}`, 1, target);
+      const pickle = pickled?.bytes ?? new Uint8Array(0);
+      const typeKey = nodeTypeKey(node.typeName, fields, pickle);
       out.typeRefs.push(
         intern(typeIndex, typeKey, () =>
-          out.nodeTypes.push({ name: node.typeName, fields, pickle: new Uint8Array(0) }),
+          out.nodeTypes.push({ name: node.typeName, fields, pickle }),
         ),
       );
       if (node.kind === "custom") out.nodeData.push(node.nodeData);
@@ -314,6 +318,11 @@ function asVersion0Node(node: TreeNode, at: () => string): TreeNode {
 function keysJson(keys: readonly DictKey[]): string {
   const items = keys.map((k) => (typeof k === "bigint" ? k.toString() : JSON.stringify(k)));
   return `[${items.join(",")}]`;
+}
+
+/** A node type's identity, (name, fields, pickle) as Python interns it. */
+function nodeTypeKey(name: string, fields: readonly string[], pickle: Uint8Array): string {
+  return JSON.stringify([name, fields, pickle.length > 0 ? base64Encode(pickle) : ""]);
 }
 
 function intern(index: Map<string, number>, key: string, append: () => number): number {

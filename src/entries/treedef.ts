@@ -34,8 +34,8 @@ const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
 /** The minor versions of LEAVES and REPEAT, read once: they are asked for at every such node. */
 const LEAVES_SINCE = valueSince(NodeKindSchema, NodeKind.NODE_KIND_LEAVES);
 const REPEAT_SINCE = valueSince(NodeKindSchema, NodeKind.NODE_KIND_REPEAT);
-/** The minor version of a pickled default_factory (NodeType.pickle). */
-const FACTORY_PICKLE_SINCE = fieldSince(NodeTypeSchema.field.pickle);
+/** The minor version of a pickled node type (NodeType.pickle). */
+const TYPE_PICKLE_SINCE = fieldSince(NodeTypeSchema.field.pickle);
 
 /**
  * What checking a TreeDef found, column by column in node order: the keys of each dict node
@@ -371,8 +371,12 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
         const { name, fields } = types[t++];
         node = { kind: "namedtuple", typeName: name, fields, children };
       } else if (kind === NodeKind.NODE_KIND_CUSTOM) {
-        const typeName = types[t++].name;
-        node = { kind: "custom", typeName, nodeData: nodeData[d++], children };
+        const type = types[t++];
+        const custom = { kind: "custom" as const, typeName: type.name, nodeData: nodeData[d++] };
+        node =
+          type.pickle.length > 0
+            ? { ...custom, typePickle: new Pickled(type.pickle), children }
+            : { ...custom, children };
       } else {
         node = { kind: kind === NodeKind.NODE_KIND_LIST ? "list" : "tuple", children };
       }
@@ -517,15 +521,18 @@ function keysOrderProblem(a: DictKey, b: DictKey): string | undefined {
   return sortedKeysProblem([a, b])?.detail;
 }
 
-/** A node type is pickled (1.1) only as a defaultdict's factory, and then has no name. */
+/**
+ * A node type may be pickled (1.1) as a custom node's class (its name kept, to show) or a
+ * defaultdict's factory (with no name: an empty name is None's); a namedtuple never is.
+ */
 function checkPickledType(type: NodeType, kind: NodeKind, at: string, cursor: Cursor): void {
-  if (kind !== NodeKind.NODE_KIND_DEFAULT_DICT) {
-    const detail = "only a defaultdict's default_factory is pickled";
+  if (kind === NodeKind.NODE_KIND_NAMEDTUPLE) {
+    const detail = "a namedtuple type is not pickled (it is made again from its fields)";
     throw new DecodeError(`${at}.pickle`, "invalid-value", detail);
   }
-  const what = "a pickled default_factory";
-  requireVersion(`${at}.pickle`, what, FACTORY_PICKLE_SINCE, cursor.minorVersion);
-  if (type.name)
+  const what = "a pickled node type";
+  requireVersion(`${at}.pickle`, what, TYPE_PICKLE_SINCE, cursor.minorVersion);
+  if (kind === NodeKind.NODE_KIND_DEFAULT_DICT && type.name)
     throw new DecodeError(`${at}.name`, "invalid-value", "a pickled default_factory has no name");
 }
 

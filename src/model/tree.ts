@@ -43,6 +43,8 @@ export type TreeNode =
       readonly typeName: string;
       /** The node's auxiliary data, opaque to TypeScript. */
       readonly nodeData: Uint8Array;
+      /** The class pickled (1.1), when its name does not find it again (a local class). */
+      readonly typePickle?: Pickled;
       readonly children: readonly TreeNode[];
     };
 

@@ -45,6 +45,7 @@ from colocated_wire.version import SCHEMA_MINOR_VERSION
 _NONE_TYPE = type(None)
 _KIND_SINCE = enum_since(tree_pb2.NodeKind.DESCRIPTOR)
 _KEYS_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "keys")
+_TYPE_PICKLE_SINCE = field_since(tree_pb2.NodeType.DESCRIPTOR, "pickle")
 _INT64 = range(-(2**63), 2**63)
 _LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
 _LEAVES, _REPEAT = tree_pb2.NODE_KIND_LEAVES, tree_pb2.NODE_KIND_REPEAT
@@ -190,9 +191,11 @@ def _walk(treedef: tree_util.PyTreeDef, target: int, path: str) -> tuple[list[Lo
                     known = (tree_pb2.NODE_KIND_NAMEDTUPLE, name)
                 else:
                     # Custom nodes; for a 1.0 target, an OrderedDict and a defaultdict(None) too.
-                    known = (tree_pb2.NODE_KIND_CUSTOM, (type_name(cls), (), b""))
+                    at = f"{path}.kinds[{len(nodes)}]"
+                    known = (tree_pb2.NODE_KIND_CUSTOM, _custom_type(cls, target, at))
                 classes[cls] = known
             kind, node_type = known
+            reusable = reusable and not node_type[2]
             data = None
             if kind == tree_pb2.NODE_KIND_CUSTOM:
                 memo = (type(aux), repr(aux))
@@ -364,6 +367,20 @@ def _intern_key(
     others[wire] = len(msgs)
     msgs.append(m)
     return ~others[wire]
+
+
+def _custom_type(cls: type, target: int, at: str) -> tuple[str, tuple[str, ...], bytes]:
+    """A custom node's class as a node type: by name, and from 1.1 on, where pickles are allowed
+    and the name does not find it again (a class defined in a function), pickled too."""
+    name = type_name(cls)
+    if target < _TYPE_PICKLE_SINCE or not pickles_allowed():
+        return (name, (), b"")  # by name, as 1.0 wrote it (a reader lacking it refuses it)
+    if find_object(name, lambda obj: isinstance(obj, type)) is cls:
+        return (name, (), b"")
+    try:
+        return (name, (), pickle_value(cls, f"pytree node type {name}", ""))
+    except EncodeError as e:
+        raise EncodeError(e.detail, at) from e
 
 
 def _factory_type(factory: Any, at: str) -> tuple[str, tuple[str, ...], bytes]:

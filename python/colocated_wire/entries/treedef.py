@@ -549,13 +549,14 @@ class _KeyPool:
 
 
 def _check_pickled_type(t: tree_pb2.NodeType, kind: int, ref: int, path: str, minor: int) -> None:
-    """A node type may be pickled (1.1) only as a defaultdict's factory, and then has no name."""
+    """A node type may be pickled (1.1) as a custom node's class (its name kept, to show) or a
+    defaultdict's factory (with no name: an empty name is None's); a namedtuple never is."""
     at = f"{path}.node_types[{ref}]"
-    if kind != tree_pb2.NODE_KIND_DEFAULT_DICT:
-        detail = "only a defaultdict's default_factory is pickled"
+    if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
+        detail = "a namedtuple type is not pickled (it is made again from its fields)"
         raise DecodeError(f"{at}.pickle", "invalid-value", detail)
-    require_version(f"{at}.pickle", "a pickled default_factory", _FACTORY_PICKLE_SINCE, minor)
-    if t.name:
+    require_version(f"{at}.pickle", "a pickled node type", _FACTORY_PICKLE_SINCE, minor)
+    if kind == tree_pb2.NODE_KIND_DEFAULT_DICT and t.name:
         detail = "a pickled default_factory has no name"
         raise DecodeError(f"{at}.name", "invalid-value", detail)
 
@@ -702,6 +703,8 @@ def _resolve(shape: TreeShape, key: tuple[int, int]) -> Any:
         return default_factory(name)
     if kind == tree_pb2.NODE_KIND_NAMEDTUPLE:
         return namedtuple_class(name, fields)
+    if pickled:
+        return unpickle_value(pickled, f"pytree node type {name}")
     cls = find_class(name)
     if cls is None:
         raise LiftError(f"pytree node type {name} is not defined in this process")
