@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +29,7 @@ import { checkOneJob } from "../src/rpc/group-topology";
 import { range } from "./fixtures";
 import {
   ensurePythonEnv,
+  ROOT,
   type RunningWorker,
   startJob,
   startWorker,
@@ -380,6 +382,37 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     // Each alone is a job of one process: a group of one.
     const one = await connect([alone[1]]);
     expect(one.members.map((m) => [m.processIndex, m.devices.length])).toEqual([[0, 4]]);
+  });
+
+  test("with mutual TLS, a group connects and calls as a single client does; without a certificate it cannot", async () => {
+    const certs = mkdtempSync(join(tmpdir(), "worker-group-tls-"));
+    execFileSync("bash", [join(ROOT, "scripts", "test-certs.sh"), certs]);
+    const pem = (name: string) => readFileSync(join(certs, name));
+    const tlsFlags = [
+      "--tls-cert",
+      join(certs, "server.pem"),
+      "--tls-key",
+      join(certs, "server.key"),
+    ];
+    const secure = await startJob(2, 4, [
+      ...["--allow-module", EXAMPLES, ...tlsFlags, "--client-ca", join(certs, "ca.pem")],
+    ]);
+    const targets = secure.map((w) => w.target);
+    const tls = { ca: pem("ca.pem"), cert: pem("client.pem"), key: pem("client.key") };
+    const group = await WorkerGroup.connect(targets, { tls, deadlineMs: 60_000 });
+    groups.push(group);
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    const { data } = await group.executeSharded(program, [X, Y]);
+    expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
+    const refused = await WorkerGroup.connect(targets, {
+      tls: { ca: pem("ca.pem") },
+      deadlineMs: 10_000,
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(WorkerError);
+    expect((refused as WorkerError).code).toBe(status.UNAVAILABLE);
   });
 
   // Last: it kills process 1, which breaks the job for good.
