@@ -20,9 +20,11 @@ import {
   MemberError,
   type ShardedProgress,
   type Topology,
+  VersionMismatchError,
   WorkerError,
   WorkerGroup,
 } from "../src/rpc";
+import { connectAll } from "../src/rpc/group-connect";
 import { settleMembers } from "../src/rpc/group-failure";
 import { memberShards } from "../src/rpc/group-shards";
 import { checkOneJob } from "../src/rpc/group-topology";
@@ -365,12 +367,26 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     expect(floats(data[0])).toEqual(X.map((v) => v * 2));
   });
 
-  test("two workers that are not one job are refused, naming why", async () => {
+  test("two workers that are not one job are refused, naming why; one version all accept, or none", async () => {
     const alone = await Promise.all([
+      startWorker(["--devices", "4", "--max-version", "0"]),
       startWorker(["--devices", "4"]),
-      startWorker(["--devices", "4"]),
+      startWorker(["--devices", "4", "--min-version", "1"]),
     ]);
-    const error = await connect(alone).then(
+    const [old, plain, newer] = alone;
+    // The plain worker alone would speak 1.1; with one that stops at 1.0, both speak 1.0.
+    const clients = await connectAll([plain.target, old.target], {});
+    expect(clients.map((c) => c.version)).toEqual([0, 0]);
+    for (const c of clients) c.close();
+    const mismatch = await connectAll([old.target, newer.target], {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(mismatch).toBeInstanceOf(VersionMismatchError);
+    expect((mismatch as Error).message).toBe(
+      `no colocated.v1 version that every worker accepts: ${old.target} supports 1.0–1.0, ${newer.target} 1.1–1.1`,
+    );
+    const error = await connect([old, plain]).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -380,7 +396,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       message: "2 workers, but their job has 1 process: give one worker per process",
     });
     // Each alone is a job of one process: a group of one.
-    const one = await connect([alone[1]]);
+    const one = await connect([plain]);
     expect(one.members.map((m) => [m.processIndex, m.devices.length])).toEqual([[0, 4]]);
   });
 
