@@ -1,4 +1,4 @@
-import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
 import {
   type ColocatedWorkerServiceClient,
   ExecuteShardedResponse,
@@ -6,6 +6,7 @@ import {
 } from "../../gen/ts/colocated/v1/service";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
+import { callMetadata } from "./call-id";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
 import { ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
@@ -38,6 +39,8 @@ export interface ShardedOptions {
   signal?: AbortSignal;
   /** Which shards the call carries: every distinct shard unless a WorkerGroup says otherwise. */
   scope?: ShardScope;
+  /** Names the call on every member of a JAX job (src/rpc/call-id.ts); a WorkerGroup sets it. */
+  callId?: string;
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -81,7 +84,7 @@ export function callSharded(
     EXECUTE_SHARDED,
     asBuffer,
     decodeResponse,
-    new Metadata(),
+    callMetadata(options.callId),
     { deadline: Date.now() + deadlineMs },
   );
 
