@@ -5,6 +5,21 @@
 export abstract class ValueObject {
   #key: string | undefined;
   #hash: number | undefined;
+  // The table that last took this object in (by its serial number) and the entry it got there:
+  // a table finds an object it has met at the cost of two reads, holding nothing alive.
+  #tableSerial = 0;
+  #tableEntry = -1;
+
+  /** For the table builder: this object's entry in the table numbered `serial`, or -1. */
+  entryIn(serial: number): number {
+    return this.#tableSerial === serial ? this.#tableEntry : -1;
+  }
+
+  /** For the table builder: notes this object's entry in the table numbered `serial`. */
+  noteEntry(serial: number, entry: number): void {
+    this.#tableSerial = serial;
+    this.#tableEntry = entry;
+  }
 
   /** The canonical description of this value, equal exactly when the values are equal. */
   protected abstract computeKey(): string;

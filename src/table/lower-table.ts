@@ -2,9 +2,8 @@ import { Entry } from "../../gen/ts/colocated/v1/table";
 import { codecOf } from "../entries";
 import { EncodeError } from "../errors";
 import type { SharedObject } from "../model/program";
-import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
-import { NamedSharding } from "../model/sharding";
 import { UnknownEntry } from "../model/unknown-entry";
+import { ValueObject } from "../model/value-key";
 import { entryOrigin } from "../provenance";
 import { graftUnknownFields } from "../unknown-fields";
 import { SCHEMA_MINOR_VERSION } from "../version";
@@ -42,6 +41,9 @@ export interface LowerContext {
  */
 export type ValueKey = readonly [scope: number, key: string];
 
+/** How many tables have been made: each takes the next number. */
+let tables = 0;
+
 /**
  * Collects the shared objects of one payload into table entries, each equal value once.
  * An object is appended after its dependencies (post-order), so entries only refer backwards;
@@ -55,7 +57,8 @@ export class TableBuilder implements LowerTable {
   readonly objects: SharedObject[] = [];
   // By kind (the codec, or UnknownEntry), then scope, then key.
   readonly #byValue = new Map<unknown, Map<number, Map<string, number>>>();
-  readonly #byIdentity = new Map<object, number>();
+  /** This table's number, by which an object notes its entry here (ValueObject.entryIn). */
+  readonly #serial = ++tables;
   #lastKind: unknown;
   #lastScopes: Map<number, Map<string, number>> | undefined;
 
@@ -64,15 +67,14 @@ export class TableBuilder implements LowerTable {
 
   /** Adds an object (and what it refers to) and returns its table index. */
   add(object: SharedObject, path: ModelPath): number {
-    // A leaf's key, and a named sharding's, is kept on it, so finding it by value is cheap; a
-    // Map keyed by every such object (one per leaf, often) costs about 100 ns an object, and
-    // more as it grows past the cache.
-    if (object instanceof ShapeDtypeStruct || object instanceof NamedSharding)
-      return this.#lower(object, path);
-    const known = this.#byIdentity.get(object);
-    if (known !== undefined) return known;
+    // An object met before is found by the entry it noted on itself: a Map keyed by every
+    // object (a leaf, a sharding made afresh per leaf) cost about 100 ns an object, and more as
+    // it grew; without any, a sharding shared by every leaf was keyed again per leaf.
+    if (!(object instanceof ValueObject)) return this.#lower(object, path);
+    const known = object.entryIn(this.#serial);
+    if (known >= 0) return known;
     const index = this.#lower(object, path);
-    this.#byIdentity.set(object, index);
+    object.noteEntry(this.#serial, index);
     return index;
   }
 
