@@ -332,7 +332,10 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
   let k = 0;
   let t = 0;
   let d = 0;
-  const stack: { node: ContainerNode & { children: TreeNode[] }; arity: number }[] = [];
+  // Each open container, its children array made at its arity (pushing to a large one grew
+  // it again and again), and how many children it has so far.
+  const stack: { node: ContainerNode & { children: TreeNode[] }; arity: number; filled: number }[] =
+    [];
   // Every node by index, kept only when a REPEAT may share one.
   const lifted: TreeNode[] | undefined = ctx.facts.repeats ? [] : undefined;
   for (let i = 0; i < kinds.length; i++) {
@@ -351,7 +354,7 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
       node = (lifted as TreeNode[])[arities[a++]];
     } else {
       arity = arities[a++];
-      const children: TreeNode[] = [];
+      const children: TreeNode[] = new Array(arity);
       if (kind === NodeKind.NODE_KIND_DICT || kind === NodeKind.NODE_KIND_ORDERED_DICT) {
         const name = kind === NodeKind.NODE_KIND_DICT ? "dict" : "ordered_dict";
         node = { kind: name, keys: dictKeys.slice(k, k + arity), children };
@@ -382,7 +385,7 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
       }
       if (arity > 0) {
         if (lifted) lifted[i] = node;
-        stack.push({ node: node as (typeof stack)[number]["node"], arity });
+        stack.push({ node: node as (typeof stack)[number]["node"], arity, filled: 0 });
         continue;
       }
     }
@@ -392,8 +395,9 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
     for (;;) {
       const parent = stack.at(-1);
       if (!parent) return new PyTreeDef(done);
-      for (let c = 0; c < count; c++) parent.node.children.push(done);
-      if (parent.node.children.length < parent.arity) break;
+      const { children } = parent.node;
+      for (let c = 0; c < count; c++) children[parent.filled++] = done;
+      if (parent.filled < parent.arity) break;
       stack.pop();
       done = parent.node;
       count = 1;

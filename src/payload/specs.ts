@@ -52,6 +52,8 @@ export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFact
   const tree = treedef.lift(message.treedef as NonNullable<SpecsMessage["treedef"]>, ctx);
   // The written leaves are looked up first: a REPEAT's copies are then copies of objects.
   const { objects } = ctx;
-  const written = message.leaves.map((ref) => objects[ref] as ShapeDtypeStruct);
+  const refs = message.leaves;
+  const written = new Array<ShapeDtypeStruct>(refs.length);
+  for (let i = 0; i < refs.length; i++) written[i] = objects[refs[i]] as ShapeDtypeStruct;
   return { treedef: tree, leaves: treedef.expandLeaves(written, ctx.facts.leafCopies) };
 }
