@@ -18,7 +18,7 @@ from colocated_wire.worker import MAX_MESSAGE_BYTES
 from colocated_wire.worker_arrays import index_of
 from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_service import ColocatedWorker, handlers
-from colocated_wire.worker_sharded import MAX_CHUNK_BYTES
+from colocated_wire.worker_sharded import ALIGNMENT, MAX_CHUNK_BYTES, aligned_buffer
 
 SDS = jax.ShapeDtypeStruct
 Req = service_pb2.ExecuteShardedRequest
@@ -304,3 +304,9 @@ def test_a_loaded_program_runs_by_handle_and_an_unknown_handle_is_not_found(mesh
         e = refused(stub, [unknown, Req(end=True)])
     assert responses[-1].WhichOneof("part") == "end"
     assert e.code() == grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("size", [1, 63, 4096, 3 << 20])
+def test_a_shard_buffer_is_aligned_for_jax_to_take_it_without_a_copy(size):
+    buffer = aligned_buffer(size)
+    assert (buffer.nbytes, buffer.dtype, buffer.ctypes.data % ALIGNMENT) == (size, np.uint8, 0)

@@ -41,7 +41,7 @@ export function chunkMessage(
   const last = offset + length === layout.byteLength;
   const size = head.length + length + (last ? 2 : 0);
   const outer = [0x12, ...varint(size)];
-  const message = new Uint8Array(outer.length + size);
+  const message = Buffer.allocUnsafe(outer.length + size); // every byte is written below
   message.set(outer, 0);
   message.set(head, outer.length);
   layout.copyTo(global, offset, length, message, outer.length + head.length);
