@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProgramPayload } from "../gen/ts/colocated/v1/payload";
 import { DecodeError, encodeProgram } from "../src";
-import { inspectPayload } from "../src/cli/inspect";
 import { exampleProgram, runnableExample } from "../src/example";
+import { inspectPayload } from "../src/inspector/inspection";
 import { toBytes, validPayload } from "./fixtures";
 
 // The tests run the built command line, as a user would (npm test builds it first).

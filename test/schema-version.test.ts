@@ -9,7 +9,7 @@ import {
   treeFlatten,
 } from "../src";
 import { canonicalizePayload } from "../src/canonicalize";
-import { describeLeaf } from "../src/cli/describe-leaf";
+import { describeLeaf } from "../src/inspector/describe-leaf";
 import { valueSince } from "../src/schema-version";
 
 const encode = (leaves: ShapeDtypeStruct[], targetMinorVersion?: number) => {

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import { describeLeaf, leafPaths } from "../inspector/describe-leaf";
+import { formatInspection, inspectPayload } from "../inspector/inspection";
 import { DEFAULT_DEADLINE_MS, type ExecuteResult, WorkerClient } from "../rpc/client";
 import { formatRange } from "../rpc/negotiate";
 import { WorkerGroup } from "../rpc/worker-group";
-import { describeLeaf, leafPaths } from "./describe-leaf";
 import { UsageError } from "./errors";
 import { checkFolder, readBytes, writeOutput } from "./files";
-import { formatInspection, inspectPayload } from "./inspect";
 
 interface CallOptions {
   target?: string;

@@ -2,13 +2,13 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { encodeProgram } from "../encode";
 import { runnableExample } from "../example";
+import { formatInspection, inspectPayload } from "../inspector/inspection";
 import type { Program } from "../model/program";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { arrayByteLength } from "../rpc/array-bytes";
 import { WorkerClient } from "../rpc/client";
 import { formatCall, whole } from "./call";
 import { checkFolder, writeOutput } from "./files";
-import { formatInspection, inspectPayload } from "./inspect";
 import { defaultPython, startWorker } from "./worker-process";
 
 interface DemoOptions {

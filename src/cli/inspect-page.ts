@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { DecodeError } from "../errors";
 import { inspectorHtml } from "../inspector/html";
+import { formatInspection, inspectPayload } from "../inspector/inspection";
 import { inspectView, type PayloadView } from "../inspector/view";
 import { UsageError } from "./errors";
 import { readPayload, writeOutput } from "./files";
-import { formatInspection, inspectPayload } from "./inspect";
 
 /**
  * The page script, bundled by `npm run build` (scripts/build-inspector.mjs) next to the

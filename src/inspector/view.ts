@@ -1,12 +1,12 @@
 import { PayloadEnvelope, PayloadKind, ProgramPayload } from "../../gen/ts/colocated/v1/payload";
-import { leafPaths } from "../cli/describe-leaf";
-import { type EntryRow, inspectPayload } from "../cli/inspect";
 import { decodeProgram, decodeSpecs } from "../decode";
 import { DecodeError } from "../errors";
 import { FunctionRef, PickledFunction, type Specs } from "../model/program";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import type { Sharding } from "../model/sharding";
 import type { TreeNode } from "../model/tree";
+import { leafPaths } from "./describe-leaf";
+import { type EntryRow, inspectPayload } from "./inspection";
 import { type SectionBytes, sectionBytes } from "./sections";
 import { type ShardingView, shardingView } from "./shardings";
 
