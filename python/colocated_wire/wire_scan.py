@@ -119,9 +119,19 @@ class _Judged:
 # Per DecodeLimits (frozen, so hashable): a payload is scanned twice, and reading the
 # fields costs more than scanning a small payload's header.
 _JUDGED: dict[DecodeLimits, _Judged] = {}
+_LAST: list[tuple[DecodeLimits | None, _Judged | None]] = [(None, None)]
 
 
 def _judged(limits: DecodeLimits) -> _Judged:
+    last = _LAST[0]
+    if last[0] is limits:  # hashing DecodeLimits hashes every field: the usual one is kept
+        return last[1]
+    judged = _judged_by_value(limits)
+    _LAST[0] = (limits, judged)
+    return judged
+
+
+def _judged_by_value(limits: DecodeLimits) -> _Judged:
     judged = _JUDGED.get(limits)
     if judged is None:
         if len(_JUDGED) >= 16:  # a program uses few limits; a full cache is emptied

@@ -288,8 +288,61 @@ def _check_dims(dims: Sequence[int], path: str, max_rank: int) -> None:
 
 def lift(msg: table_pb2.ArraySpec, ctx: LiftContext) -> jax.ShapeDtypeStruct:
     """The ShapeDtypeStruct on the lifted sharding, if any."""
+    plan = _plan_of(msg)
+    if plan is not None:
+        return lift_planned(plan, ctx)
     sharding = ctx.objects[msg.sharding] if msg.HasField("sharding") else None
+    dtype = _lift_key_dtype(msg.key_type)
+    return jax.ShapeDtypeStruct(tuple(msg.shape), dtype, sharding=sharding, weak_type=msg.weak_type)
+
+
+def plan(msg: table_pb2.ArraySpec) -> tuple | None:
+    """(shape, dtype, sharding index or None, weak_type) of a checked entry; None for a key
+    array, whose dtype is found in this process's registry each time."""
+    return _plan_of(msg)
+
+
+def _plan_of(msg: table_pb2.ArraySpec) -> tuple | None:
     dtype = DTYPES[msg.dtype]
     if dtype is None:
-        dtype = _lift_key_dtype(msg.key_type)
-    return jax.ShapeDtypeStruct(tuple(msg.shape), dtype, sharding=sharding, weak_type=msg.weak_type)
+        return None
+    sharding = msg.sharding if msg.HasField("sharding") else None
+    return (tuple(msg.shape), dtype, sharding, msg.weak_type)
+
+
+def lift_planned(plan: tuple, ctx: LiftContext) -> jax.ShapeDtypeStruct:
+    """The ShapeDtypeStruct of a plan, on the lifted sharding, if any."""
+    shape, dtype, at, weak_type = plan
+    sharding = None if at is None else ctx.objects[at]
+    if _SLOT_SETTERS and (sharding is None or type(sharding) in _CHECKED_SHARDINGS):
+        return _checked_spec(shape, dtype, sharding, weak_type)
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding, weak_type=weak_type)
+
+
+# What jax.ShapeDtypeStruct's constructor validates of a numpy dtype and a sharding of these
+# types the check has proved (leaf_sharding_problem: the sharding fits the rank), and building
+# one field by field costs a fifth of it. Only while JAX's fields are the ones known here; any
+# other layout goes through the constructor.
+_SLOTS = ("shape", "dtype", "_sharding", "_dll", "weak_type", "manual_axis_type", "is_ref")
+_SLOT_SETTERS = (
+    tuple(getattr(TYPE, name).__set__ for name in _SLOTS)
+    if tuple(getattr(TYPE, "__slots__", ())) == _SLOTS
+    else ()
+)
+_CHECKED_SHARDINGS = frozenset({NamedSharding, SingleDeviceSharding, sharding_impls.GSPMDSharding})
+
+
+def _checked_spec(
+    shape: tuple[int, ...], dtype: np.dtype, sharding: Any, weak_type: bool
+) -> jax.ShapeDtypeStruct:
+    """The ShapeDtypeStruct its constructor makes of these checked parts."""
+    spec = object.__new__(TYPE)
+    shape_, dtype_, sharding_, dll, weak, manual, is_ref = _SLOT_SETTERS
+    shape_(spec, shape)
+    dtype_(spec, dtype)
+    sharding_(spec, sharding)
+    dll(spec, None)
+    weak(spec, weak_type)
+    manual(spec, None)
+    is_ref(spec, False)
+    return spec

@@ -177,6 +177,16 @@ def check_iota_layout(io: table_pb2.Iota, path: str, limits: DecodeLimits) -> in
 def lift(msg: table_pb2.DeviceList, ctx: LiftContext) -> xc.DeviceList:
     """This process's devices of the checked ids: the device list of a mesh lifted before
     with these devices, unless this table already holds it, else a new one."""
+    return lift_planned((), ctx)
+
+
+def plan(msg: table_pb2.DeviceList) -> tuple:
+    """Nothing: a device list is lifted from its check's facts, its ids."""
+    return ()
+
+
+def lift_planned(plan: tuple, ctx: LiftContext) -> xc.DeviceList:
+    """The device list of the checked ids (see `lift`)."""
     ids = ctx.facts
     mesh = mesh_holding(ids_key(ids))
     if mesh is not None:

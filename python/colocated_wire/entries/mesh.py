@@ -127,9 +127,19 @@ def check(msg: table_pb2.Mesh, ctx: CheckContext) -> np.ndarray:
 
 def lift(msg: table_pb2.Mesh, ctx: LiftContext) -> Mesh:
     """The Mesh of the checked ids and axes: the one lifted before, while it lives."""
+    return lift_planned(plan(msg), ctx)
+
+
+def plan(msg: table_pb2.Mesh) -> tuple:
+    """(sizes, names, types) of a checked entry's axes."""
+    return (tuple(msg.axis_sizes), tuple(msg.axis_names), tuple(msg.axis_types))
+
+
+def lift_planned(plan: tuple, ctx: LiftContext) -> Mesh:
+    """The Mesh of a plan and the checked ids: the one lifted before, while it lives."""
     ids = ctx.facts
     devices_key = ids_key(ids)
-    sizes, names, types = tuple(msg.axis_sizes), tuple(msg.axis_names), tuple(msg.axis_types)
+    sizes, names, types = plan
     key = (devices_key, sizes, names, types)
     mesh = _LIFTED.get(key)
     if mesh is None:

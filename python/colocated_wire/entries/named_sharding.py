@@ -191,6 +191,24 @@ def lift(msg: table_pb2.NamedSharding, ctx: LiftContext) -> NamedSharding:
     return NamedSharding(mesh, lift_partition_spec(msg.spec), memory_kind=kind)
 
 
+def plan(msg: table_pb2.NamedSharding) -> tuple | None:
+    """(mesh index, spec bytes, spec parts) of a checked entry on its device's default memory;
+    None with a memory kind, which this process's devices are asked for each time."""
+    if msg.HasField("memory_kind"):
+        return None
+    spec = msg.spec
+    return (msg.mesh, spec.SerializeToString(deterministic=True), _spec_parts(spec))
+
+
+def lift_planned(plan: tuple, ctx: LiftContext) -> NamedSharding:
+    """The NamedSharding of a plan, on the lifted mesh."""
+    at, data, parts = plan
+    spec = _LIFTED_SPECS.get(data)
+    if spec is None:
+        spec = _LIFTED_SPECS[data] = _spec_of(parts)
+    return NamedSharding(ctx.objects[at], spec)
+
+
 # Lifted PartitionSpecs by their message's bytes, held weakly (JAX interns them too): a payload
 # sent again costs a lookup per spec instead of a walk over its entries.
 _LIFTED_SPECS: weakref.WeakValueDictionary[bytes, PartitionSpec] = weakref.WeakValueDictionary()
@@ -207,6 +225,17 @@ def lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
 
 
 def _lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
+    return _spec_of(_spec_parts(spec))
+
+
+def _spec_of(parts: tuple) -> PartitionSpec:
+    """The PartitionSpec of (partitions, unreduced, reduced)."""
+    partitions, unreduced, reduced = parts
+    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
+
+
+def _spec_parts(spec: table_pb2.PartitionSpec) -> tuple:
+    """(partitions, unreduced, reduced) of a checked message, as PartitionSpec takes them."""
     parts: list[Any] = []
     for e in spec.entries:
         if e.kind == _P.PARTITION_SPEC_ENTRY_KIND_NONE:
@@ -217,6 +246,4 @@ def _lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
             parts.append(e.axes[0])
         else:
             parts.append(tuple(e.axes))
-    return PartitionSpec(
-        *parts, unreduced=frozenset(spec.unreduced), reduced=frozenset(spec.reduced)
-    )
+    return (tuple(parts), frozenset(spec.unreduced), frozenset(spec.reduced))

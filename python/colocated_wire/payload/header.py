@@ -81,7 +81,30 @@ def parse_payload(
             "limit-exceeded",
             f"{len(data)} bytes exceed the limit of {limits.max_payload_bytes}",
         )
-    # The wire scan comes first, so nothing is built of what the limits refuse.
+    # The wire scan comes first, so nothing is built of what the limits refuse. Most payloads
+    # are good: they are scanned and parsed once, and their header read from the payload (its
+    # field 1, as in the envelope). Bad bytes take the reader's order, envelope first, so they
+    # fail with the very error they always did.
+    try:
+        unknown_fields = check_wire(data, cls.DESCRIPTOR, limits)
+        msg = _parse(cls, data)
+    except DecodeError:
+        return _parse_in_order(data, cls, kind, limits, max_minor_version)
+    # The envelope's scan counts the payload's other fields as unknown: past the limit, it fails.
+    if len(cls.DESCRIPTOR.fields) - 1 + unknown_fields > limits.max_unknown_fields:
+        return _parse_in_order(data, cls, kind, limits, max_minor_version)
+    check_header(msg.header if msg.HasField("header") else None, kind, max_minor_version)
+    return msg, unknown_fields
+
+
+def _parse_in_order(
+    data: bytes,
+    cls: type[Message],
+    kind: int,
+    limits: DecodeLimits,
+    max_minor_version: int | None,
+) -> tuple[Message, int]:
+    """The envelope's scan, its header's check, then the payload's scan and parse."""
     check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
     envelope = _parse(payload_pb2.PayloadEnvelope, data)
     check_header(envelope.header if envelope.HasField("header") else None, kind, max_minor_version)

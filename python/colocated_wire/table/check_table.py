@@ -37,10 +37,12 @@ class CheckContext:
 
 
 class _Checked(NamedTuple):
-    """What checking a table found: each entry's kind and facts (arrays made read-only)."""
+    """What checking a table found: each entry's kind and facts (arrays made read-only), and
+    the plans lifting makes of its entries (plain values, no JAX object)."""
 
     kinds: tuple[str | None, ...]
     facts: tuple[Any, ...]
+    plans: list[Any]
 
 
 # Checked tables by (bytes, limits, minor version). Bounded by what they hold, bytes and facts
@@ -73,7 +75,7 @@ def check_table(
     key = (data, limits, minor_version)
     found = _CHECKED.get(key)
     if found is not None:
-        refs.kinds, refs.facts = list(found.kinds), list(found.facts)
+        refs.kinds, refs.facts, refs.plans = list(found.kinds), list(found.facts), found.plans
         return refs
     for i, entry in enumerate(table.entries):
         kind = entry.WhichOneof("kind")
@@ -84,6 +86,7 @@ def check_table(
             facts = codec.check(getattr(entry, kind), ctx)
         refs.kinds.append(kind)
         refs.facts.append(facts)
+    refs.plans = [None] * n
     _remember(key, refs)
     return refs
 
@@ -100,5 +103,5 @@ def _remember(key: tuple[bytes, DecodeLimits, int], refs: References) -> None:
     if _held + size > _BUDGET:
         _CHECKED.clear()
         _held = 0
-    _CHECKED[key] = _Checked(tuple(refs.kinds), tuple(refs.facts))
+    _CHECKED[key] = _Checked(tuple(refs.kinds), tuple(refs.facts), refs.plans)
     _held += size

@@ -31,20 +31,41 @@ class LiftContext:
     lifted_ids: set[int] = dataclasses.field(default_factory=set)
 
 
+# A plan of an entry lifted from its message each time (a kind without plans, or an entry
+# whose lift reads more than a plan holds).
+_FROM_MESSAGE = object()
+
+
+def _plan(codec: Any, msg: Any) -> Any:
+    """What lifting needs of a checked entry's message, as plain values: reading a message's
+    fields costs more than building most of what they describe, and a program sends the same
+    table on every call."""
+    make = getattr(codec, "plan", None)
+    plan = None if make is None else make(msg)
+    return _FROM_MESSAGE if plan is None else plan
+
+
 def lift_table(refs: References, path: str = "table") -> list[Any]:
     """One object per entry of a checked table, in index order."""
     objects: list[Any] = []
     lifted_ids: set[int] = set()
     entries, kinds, facts = refs.entries, refs.kinds, refs.facts
+    plans = refs.plans if refs.plans is not None else [None] * len(kinds)
     ctx = LiftContext(objects, None, lifted_ids)  # one context, its facts set per entry
     for i, kind in enumerate(kinds):
-        entry = entries[i]
         try:
             if kind is None:  # a kind of a newer minor version: kept byte for byte
-                obj = UnknownEntry(entry.SerializeToString(deterministic=True))
+                obj = UnknownEntry(entries[i].SerializeToString(deterministic=True))
             else:
                 ctx.facts = facts[i]
-                obj = ENTRIES[kind].lift(getattr(entry, kind), ctx)
+                codec = ENTRIES[kind]
+                plan = plans[i]
+                if plan is None:
+                    plan = plans[i] = _plan(codec, getattr(entries[i], kind))
+                if plan is _FROM_MESSAGE:
+                    obj = codec.lift(getattr(entries[i], kind), ctx)
+                else:
+                    obj = codec.lift_planned(plan, ctx)
         except LiftError as e:
             raise LiftError(f"{path}[{i}].{kind}: {e}") from e
         except (ValueError, TypeError, RuntimeError) as e:
