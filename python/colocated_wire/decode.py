@@ -58,8 +58,7 @@ def deserialize_specs(
     shape = specs.check(_part(msg, "specs"), ctx)
 
     objects = lift_table(refs)
-    with allow_pickles(allow_pickle):
-        treedef, leaves = specs.lift(msg.specs, LiftContext(objects, shape))
+    treedef, leaves = _lift_specs(msg.specs, LiftContext(objects, shape), allow_pickle)
     if unknown_fields:
         leaves = remember(leaves, Origin(msg, objects, (treedef,)))
     return treedef, leaves
@@ -122,6 +121,16 @@ def deserialize_program(
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
         in_leaves = remember(in_leaves, Origin(msg, objects, returned))
     return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
+
+
+def _lift_specs(
+    msg: payload_pb2.Specs, ctx: LiftContext, allow_pickle: bool
+) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
+    """specs.lift, where pickles are allowed iff `allow_pickle` when the tree holds any."""
+    if not ctx.facts.pickled:  # nothing asks whether pickles are allowed
+        return specs.lift(msg, ctx)
+    with allow_pickles(allow_pickle):
+        return specs.lift(msg, ctx)
 
 
 def _part(msg: Message, field: str) -> Message | None:
