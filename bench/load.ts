@@ -126,7 +126,7 @@ const x = (v: number) => `${v.toFixed(2)}×`;
 /** The load bench's results as markdown: calls, the array, targets, gzip. */
 export function loadMarkdown(r: LoadResults): string {
   const lines = [
-    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes.`,
+    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes.`,
     "",
     "| at once | worker calls/s | echo calls/s | time per call × echo | worker p50 / p99 ms | echo p50 / p99 ms | p50 × echo |",
     "| --- | --- | --- | --- | --- | --- | --- |",
