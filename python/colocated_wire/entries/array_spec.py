@@ -320,16 +320,17 @@ def lift_planned(plan: tuple, ctx: LiftContext) -> jax.ShapeDtypeStruct:
 
 
 # What jax.ShapeDtypeStruct's constructor validates of a numpy dtype and a sharding of these
-# types the check has proved (leaf_sharding_problem: the sharding fits the rank), and building
-# one field by field costs a fifth of it. Only while JAX's fields are the ones known here; any
-# other layout goes through the constructor.
+# types the check has proved (leaf_sharding_problem: a NamedSharding's spec is no longer than
+# the rank; a single device fits any), and building one field by field costs a fifth of it.
+# Only while JAX's fields are the ones known here; any other layout, and any other sharding
+# (a GSPMDSharding's rank is JAX's to judge), goes through the constructor.
 _SLOTS = ("shape", "dtype", "_sharding", "_dll", "weak_type", "manual_axis_type", "is_ref")
 _SLOT_SETTERS = (
     tuple(getattr(TYPE, name).__set__ for name in _SLOTS)
     if tuple(getattr(TYPE, "__slots__", ())) == _SLOTS
     else ()
 )
-_CHECKED_SHARDINGS = frozenset({NamedSharding, SingleDeviceSharding, sharding_impls.GSPMDSharding})
+_CHECKED_SHARDINGS = frozenset({NamedSharding, SingleDeviceSharding})
 
 
 def _checked_spec(
