@@ -1,11 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { spawnServer, type WorkerProcess } from "../src/cli/worker-process";
 
 /** A server process of the load bench and the address it serves on. */
-export interface Served {
-  target: string;
-  process: ChildProcess;
-}
+export type Served = WorkerProcess;
 
 /** The most calls at once the load bench makes; the worker and the echo both take that many. */
 export const MAX_CONCURRENCY = 64;
@@ -38,32 +35,9 @@ export function startEcho(root: string): Promise<Served> {
 
 /** Stops a server: SIGTERM, and resolves once it has exited. */
 export function stop(served: Served): Promise<void> {
-  const child = served.process;
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.on("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
+  return served.stop();
 }
 
 function serve(root: string, args: string[]): Promise<Served> {
-  const python = path.join(root, ".venv", "bin", "python");
-  const child = spawn(python, args, {
-    cwd: root,
-    env: { ...process.env, XLA_FLAGS: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.on("exit", (code) => reject(new Error(`${args[0]} exited (${code})\n${stderr}`)));
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-      const found = /listening on (\S+)/.exec(stdout);
-      if (found) resolve({ target: found[1], process: child });
-    });
-  });
+  return spawnServer(path.join(root, ".venv", "bin", "python"), args, { cwd: root });
 }
