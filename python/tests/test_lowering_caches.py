@@ -108,9 +108,18 @@ def test_devices_for_ids_is_the_per_id_map(devices):
 
 
 def test_no_cache_keeps_a_jax_object_alive(devices):
+    # Axis names no other test uses: JAX interns PartitionSpecs, so a P("x", "y") would be the
+    # very object that shardings alive elsewhere in the process (another test's) hold.
+    names = ("kept_x", "kept_y")
+
     def use_once():
-        mesh = _mesh(devices, 11)
-        leaves = _leaves(mesh)
+        mesh = Mesh(_mesh(devices, 11).devices, names)
+        leaves = [
+            jax.ShapeDtypeStruct(
+                (8, 8), np.float32, sharding=NamedSharding(mesh, PartitionSpec(*s))
+            )
+            for s in [names, (None, names[1]), ()] * 4
+        ]
         treedef = jax.tree_util.tree_structure(leaves)
         data = serialize_specs(treedef, leaves)
         serialize_specs(treedef, leaves)
