@@ -23,6 +23,7 @@ import { ShardedOutputs } from "../src/rpc/sharded-outputs";
 import { distinctShards, type ShardIndex } from "../src/shard-indices";
 import { range } from "./fixtures";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
+import { expectSummarized, floats } from "./summarize-outputs";
 
 // The worker tests run the real Python worker (JAX on 8 CPU devices) and call it over gRPC.
 jest.setTimeout(120_000);
@@ -40,10 +41,6 @@ function example(qualname: string, args: ShapeDtypeStruct[]): Program {
     inputs: callInputs(args),
     devices: mesh.devices,
   };
-}
-
-function floats(bytes: Uint8Array): Float32Array {
-  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
 }
 
 /** The shard's elements, row-major, picked one by one from the global array: the model. */
@@ -224,20 +221,7 @@ describe("ExecuteSharded against a real worker", () => {
     });
     // X's 8 shards of 16 bytes, and Y's 2 distinct shards of 64 bytes (not 8 of them).
     expect(seen.at(-1)?.sentBytes).toBe(128 + 128);
-    expect(outputs.leaves.map((l) => l.dtype)).toEqual([
-      "int32",
-      "float32",
-      "bool",
-      "float32",
-      "float32",
-    ]);
-    expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
-    expect(floats(data[1])).toEqual(X.map((v) => v * 2));
-    expect(Array.from(data[2])).toEqual(Array.from(X, (v) => (v > 0 ? 1 : 0)));
-    expect(floats(data[3])).toEqual(
-      Float32Array.from(range(8), (r) => X.slice(4 * r, 4 * r + 4).reduce((a, b) => a + b)),
-    );
-    expect(floats(data[4])).toEqual(X.map((v) => v + 0.5));
+    expectSummarized(X, outputs, data);
     // The program was loaded once, and is named by handle from then on.
     const again = await client.executeSharded(program, [Y, X]);
     expect(floats(again.data[1])).toEqual(Y.map((v) => v * 2));
