@@ -21,6 +21,7 @@ import jax
 import pytest
 import test_plugin
 from jax.experimental import colocated_python as cp
+from local_node import local_node_class
 from test_plugin import _assert_same, add_one
 
 from colocated_wire import EncodeError, deserialize_specs, plugin
@@ -148,25 +149,7 @@ def test_a_default_factory_without_a_name_travels_pickled(wire, x):
     wire.check(programs=3, carriers=1)
 
 
-def _local_node_class():
-    @jax.tree_util.register_pytree_node_class
-    class Local:
-        """A custom node class defined in a function: no name finds it."""
-
-        def __init__(self, value):
-            self.value = value
-
-        def tree_flatten(self):
-            return (self.value,), None
-
-        @classmethod
-        def tree_unflatten(cls, aux, children):
-            return cls(children[0])
-
-    return Local
-
-
-Local = _local_node_class()
+Local = local_node_class()
 
 
 def test_a_custom_node_class_without_a_name_travels_pickled(wire, x):

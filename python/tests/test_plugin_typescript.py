@@ -27,6 +27,7 @@ from google.protobuf import json_format
 from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func
 from jax.sharding import NamedSharding, PartitionSpec
+from local_node import local_node_class
 
 from colocated_wire import deserialize_program, deserialize_specs, plugin
 from colocated_wire._gen.colocated.v1 import payload_pb2
@@ -143,22 +144,6 @@ def _camel(snake: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def _local_node_class():
-    @jax.tree_util.register_pytree_node_class
-    class Local:
-        def __init__(self, value):
-            self.value = value
-
-        def tree_flatten(self):
-            return (self.value,), None
-
-        @classmethod
-        def tree_unflatten(cls, aux, children):
-            return cls(children[0])
-
-    return Local
-
-
 def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
     """What the plugin writes for the pytrees of test_plugin_pytrees.py (float keys a
     TypeScript Map cannot make, -0.0, tuples, pickled keys, aux data and a factory) TypeScript
@@ -178,7 +163,7 @@ def test_trees_holding_pickles_and_1_1_keys_come_back_byte_for_byte(tmp_path):
         "pickled": {Level.LOW: s, 2**70: s},
         "custom": jax.tree_util.Partial(base64.b64encode, s),
         "factory": collections.defaultdict(lambda: 0, {"k": s}),
-        "local_class": _local_node_class()(s),
+        "local_class": local_node_class()(s),
     }
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     data = serialize_specs(treedef, leaves, allow_pickle=True)
