@@ -17,10 +17,25 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
 from colocated_wire._gen.colocated.v1.service_pb2 import ExecuteStart, ShardIndex
 from colocated_wire.worker_errors import Refused, invalid_argument
 
 _VARINT, _FIXED64, _DELIMITED, _FIXED32 = 0, 1, 2, 5
+
+
+def _numbers(message: type) -> dict[str, int]:
+    """A message's field numbers by name, from the schema's descriptors."""
+    return {f.name: f.number for f in message.DESCRIPTOR.fields}
+
+
+_EXECUTE = _numbers(service_pb2.ExecuteRequest)
+_SHARDED = _numbers(service_pb2.ExecuteShardedRequest)
+_CHUNK = _numbers(service_pb2.ShardChunk)
+_HEADER = _numbers(payload_pb2.PayloadEnvelope)["header"]
+_MINOR = _numbers(payload_pb2.Header)["minor_version"]
+_DATA = _numbers(service_pb2.ArrayData)["data"]
+_DIGEST = _numbers(service_pb2.ProgramHandle)["digest"]
 
 
 @dataclasses.dataclass
@@ -45,35 +60,36 @@ def read_request(data: bytes) -> ExecuteCall | Refused:
 def _read(data: memoryview) -> ExecuteCall:
     call = ExecuteCall(size=len(data))
     for number, value in _fields(data):
-        if number == 1 and isinstance(value, int):
+        if number == _EXECUTE["version"] and isinstance(value, int):
             call.version = value
-        elif number == 2 and isinstance(value, memoryview):
+        elif number == _EXECUTE["program"] and isinstance(value, memoryview):
             if call.program is not None:
                 raise ValueError("program given twice")
             call.program = value
-        elif number == 3 and isinstance(value, memoryview):
-            call.inputs.append(_only_bytes(value))
-        elif number == 4 and isinstance(value, memoryview):
-            call.handle = bytes(_only_bytes(value))
-        elif number in (1, 2, 3, 4):
+        elif number == _EXECUTE["inputs"] and isinstance(value, memoryview):
+            call.inputs.append(_only_bytes(value, _DATA))
+        elif number == _EXECUTE["handle"] and isinstance(value, memoryview):
+            call.handle = bytes(_only_bytes(value, _DIGEST))
+        elif number in _EXECUTE.values():
             raise ValueError(f"field {number} has the wrong wire type")
     return call
 
 
 def header_minor_version(payload: bytes | memoryview) -> int:
-    """A payload's header.minor_version (field 1, then 2), read without parsing the payload."""
+    """A payload's header.minor_version, read without parsing the payload."""
     minor = 0
     for number, value in _fields(memoryview(payload)):
-        if number == 1 and isinstance(value, memoryview):
-            minor = next((v for n, v in _fields(value) if n == 2 and isinstance(v, int)), 0)
+        if number == _HEADER and isinstance(value, memoryview):
+            minor = next((v for n, v in _fields(value) if n == _MINOR and isinstance(v, int)), 0)
     return minor
 
 
-def _only_bytes(message: memoryview) -> memoryview:
-    """Field 1 (`data` of ArrayData, `digest` of ProgramHandle); empty when absent."""
+def _only_bytes(message: memoryview, field: int) -> memoryview:
+    """The bytes field `field` (`data` of ArrayData, `digest` of ProgramHandle); empty when
+    absent."""
     found = message[:0]
     for number, value in _fields(message):
-        if number == 1 and isinstance(value, memoryview):
+        if number == field and isinstance(value, memoryview):
             found = value
     return found
 
@@ -153,15 +169,15 @@ def read_sharded_request(data: bytes) -> ShardedRequest:
 def _read_sharded(data: memoryview) -> ShardedRequest:
     request = ShardedRequest()
     for number, value in _fields(data):
-        if number == 1 and isinstance(value, memoryview):
+        if number == _SHARDED["start"] and isinstance(value, memoryview):
             request.part, request.chunk = "start", None
             request.start = ExecuteStart.FromString(value)
-        elif number == 2 and isinstance(value, memoryview):
+        elif number == _SHARDED["chunk"] and isinstance(value, memoryview):
             request.part, request.start = "chunk", None
             request.chunk = _read_chunk(value)
-        elif number == 3 and isinstance(value, int):
+        elif number == _SHARDED["end"] and isinstance(value, int):
             request.part, request.start, request.chunk = "end", None, None  # `end: false` too
-        elif number in (1, 2, 3):
+        elif number in _SHARDED.values():
             raise ValueError(f"field {number} has the wrong wire type")
     return request
 
@@ -169,18 +185,18 @@ def _read_sharded(data: memoryview) -> ShardedRequest:
 def _read_chunk(data: memoryview) -> ChunkView:
     chunk = ChunkView()
     for number, value in _fields(data):
-        if number == 1 and isinstance(value, int):
+        if number == _CHUNK["leaf"] and isinstance(value, int):
             chunk.leaf = value & 0xFFFFFFFF
-        elif number == 2 and isinstance(value, memoryview):
+        elif number == _CHUNK["index"] and isinstance(value, memoryview):
             index = ShardIndex.FromString(value)
             start, stop = chunk.index or ([], [])
             chunk.index = (start + list(index.start), stop + list(index.stop))
-        elif number == 3 and isinstance(value, int):
+        elif number == _CHUNK["offset"] and isinstance(value, int):
             chunk.offset = value
-        elif number == 4 and isinstance(value, memoryview):
+        elif number == _CHUNK["data"] and isinstance(value, memoryview):
             chunk.data = value
-        elif number == 5 and isinstance(value, int):
+        elif number == _CHUNK["last"] and isinstance(value, int):
             chunk.last = value != 0
-        elif number in (1, 2, 3, 4, 5):
+        elif number in _CHUNK.values():
             raise ValueError(f"field {number} has the wrong wire type")
     return chunk

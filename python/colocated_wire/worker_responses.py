@@ -11,10 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# ExecuteResponse: output_specs = 1, outputs = 2 (ArrayData, whose data = 1); length-delimited.
-_SPECS_TAG = b"\x0a"
-_OUTPUT_TAG = b"\x12"
-_DATA_TAG = b"\x0a"
+from google.protobuf.descriptor import FieldDescriptor
+
+from colocated_wire._gen.colocated.v1 import service_pb2
+
+
+def _tag(message: type, field: str) -> bytes:
+    """A field's tag (its number and wire type, as one varint), from the schema's descriptors.
+    Messages, bytes and packed repeated scalars are length-delimited; the rest varints."""
+    desc = message.DESCRIPTOR.fields_by_name[field]
+    delimited = desc.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_BYTES)
+    delimited |= desc.is_packed
+    return varint(desc.number << 3 | (2 if delimited else 0))
 
 
 def execute_response(specs: bytes, outputs: Sequence[Any]) -> bytes:
@@ -42,13 +50,9 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-# ExecuteShardedResponse: output_specs = 1, chunk = 2 (a ShardChunk), end = 3.
-SHARDED_END = b"\x18\x01"
-
-
 def sharded_specs(specs: bytes) -> bytes:
     """The ExecuteShardedResponse that carries the outputs' SpecsPayload."""
-    return b"".join((b"\x0a", varint(len(specs)), specs))
+    return b"".join((_SHARDED_SPECS_TAG, varint(len(specs)), specs))
 
 
 def sharded_chunk(
@@ -57,19 +61,36 @@ def sharded_chunk(
     """The ExecuteShardedResponse of one ShardChunk, its data copied once (into the answer)."""
     head = []
     if leaf:
-        head += (b"\x08", varint(leaf))
-    if index is not None:  # ShardIndex: start = 1, stop = 2, packed
+        head += (_LEAF_TAG, varint(leaf))
+    if index is not None:  # packed start and stop, left out when empty
         start = b"".join(varint(a) for a, _ in index)
         stop = b"".join(varint(b) for _, b in index)
         packed = b"".join(
-            (b"\x0a", varint(len(start)), start, b"\x12", varint(len(stop)), stop) if index else ()
+            (_START_TAG, varint(len(start)), start, _STOP_TAG, varint(len(stop)), stop)
+            if index
+            else ()
         )
-        head += (b"\x12", varint(len(packed)), packed)
+        head += (_INDEX_TAG, varint(len(packed)), packed)
     if offset:
-        head += (b"\x18", varint(offset))
+        head += (_OFFSET_TAG, varint(offset))
     size = memoryview(data).nbytes
-    tail = b"\x28\x01" if last else b""
+    tail = _LAST_TAG + b"\x01" if last else b""
     if size:
-        head += (b"\x22", varint(size))
+        head += (_DATA_OF_CHUNK_TAG, varint(size))
     message = sum(len(h) for h in head) + size + len(tail)
-    return b"".join((b"\x12", varint(message), *head, data if size else b"", tail))
+    return b"".join((_CHUNK_TAG, varint(message), *head, data if size else b"", tail))
+
+
+_SPECS_TAG = _tag(service_pb2.ExecuteResponse, "output_specs")
+_OUTPUT_TAG = _tag(service_pb2.ExecuteResponse, "outputs")
+_DATA_TAG = _tag(service_pb2.ArrayData, "data")
+_SHARDED_SPECS_TAG = _tag(service_pb2.ExecuteShardedResponse, "output_specs")
+_CHUNK_TAG = _tag(service_pb2.ExecuteShardedResponse, "chunk")
+_LEAF_TAG = _tag(service_pb2.ShardChunk, "leaf")
+_INDEX_TAG = _tag(service_pb2.ShardChunk, "index")
+_OFFSET_TAG = _tag(service_pb2.ShardChunk, "offset")
+_DATA_OF_CHUNK_TAG = _tag(service_pb2.ShardChunk, "data")
+_LAST_TAG = _tag(service_pb2.ShardChunk, "last")
+_START_TAG = _tag(service_pb2.ShardIndex, "start")
+_STOP_TAG = _tag(service_pb2.ShardIndex, "stop")
+SHARDED_END = _tag(service_pb2.ExecuteShardedResponse, "end") + b"\x01"

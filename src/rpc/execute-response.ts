@@ -1,5 +1,9 @@
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { ArrayDataSchema, ExecuteResponseSchema } from "../../gen/es/colocated/v1/service_pb";
 import { DecodeError } from "../errors";
+
+const RESPONSE = ExecuteResponseSchema.field;
+const DATA = ArrayDataSchema.field.data.number;
 
 /** An ExecuteResponse as views of its bytes: the SpecsPayload's, and each output's data. */
 export interface ExecuteResponseBytes {
@@ -20,9 +24,9 @@ export function readExecuteResponse(bytes: Uint8Array): ExecuteResponseBytes {
   try {
     while (reader.pos < reader.len) {
       const [field, wire] = reader.tag();
-      if (field === 1 && wire === WireType.LengthDelimited) response.outputSpecs = reader.bytes();
-      else if (field === 2 && wire === WireType.LengthDelimited)
-        response.outputs.push(arrayData(reader.bytes()));
+      if (wire !== WireType.LengthDelimited) reader.skip(wire, field);
+      else if (field === RESPONSE.outputSpecs.number) response.outputSpecs = reader.bytes();
+      else if (field === RESPONSE.outputs.number) response.outputs.push(arrayData(reader.bytes()));
       else reader.skip(wire, field);
     }
   } catch (error) {
@@ -33,13 +37,13 @@ export function readExecuteResponse(bytes: Uint8Array): ExecuteResponseBytes {
   return response;
 }
 
-/** ArrayData's `data` (field 1): the last one given, empty when absent. */
+/** ArrayData's `data`: the last one given, empty when absent. */
 function arrayData(message: Uint8Array): Uint8Array {
   const reader = new BinaryReader(message);
   let data = message.subarray(0, 0);
   while (reader.pos < reader.len) {
     const [field, wire] = reader.tag();
-    if (field === 1 && wire === WireType.LengthDelimited) data = reader.bytes();
+    if (field === DATA && wire === WireType.LengthDelimited) data = reader.bytes();
     else reader.skip(wire, field);
   }
   return data;
