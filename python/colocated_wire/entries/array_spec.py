@@ -288,9 +288,9 @@ def _check_dims(dims: Sequence[int], path: str, max_rank: int) -> None:
 
 def lift(msg: table_pb2.ArraySpec, ctx: LiftContext) -> jax.ShapeDtypeStruct:
     """The ShapeDtypeStruct on the lifted sharding, if any."""
-    plan = _plan_of(msg)
-    if plan is not None:
-        return lift_planned(plan, ctx)
+    planned = plan(msg)
+    if planned is not None:
+        return lift_planned(planned, ctx)
     sharding = ctx.objects[msg.sharding] if msg.HasField("sharding") else None
     dtype = _lift_key_dtype(msg.key_type)
     return jax.ShapeDtypeStruct(tuple(msg.shape), dtype, sharding=sharding, weak_type=msg.weak_type)
@@ -299,10 +299,6 @@ def lift(msg: table_pb2.ArraySpec, ctx: LiftContext) -> jax.ShapeDtypeStruct:
 def plan(msg: table_pb2.ArraySpec) -> tuple | None:
     """(shape, dtype, sharding index or None, weak_type) of a checked entry; None for a key
     array, whose dtype is found in this process's registry each time."""
-    return _plan_of(msg)
-
-
-def _plan_of(msg: table_pb2.ArraySpec) -> tuple | None:
     dtype = DTYPES[msg.dtype]
     if dtype is None:
         return None
