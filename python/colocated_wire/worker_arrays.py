@@ -24,6 +24,7 @@ from colocated_wire.worker_inputs import (
     is_float0,
     wire_form,
 )
+from colocated_wire.worker_placement import place
 
 
 def wire_dtype(dtype: np.dtype) -> np.dtype:
@@ -151,8 +152,8 @@ def place_inputs(
     placed = [
         host_input(i, spec, d, devices) for i, (spec, d) in enumerate(zip(specs, data, strict=True))
     ]
-    try:  # one transfer for all: JAX's per-call overhead is paid once, not once per input
-        return jax.device_put([h for h, _ in placed], [s for _, s in placed])
+    try:  # JAX's per-call overhead paid once for all inputs, or not at all (worker_placement.py)
+        return place([h for h, _ in placed], [s for _, s in placed])
     except (ValueError, TypeError, RuntimeError):
         # One at a time, so that the refusal names the input JAX cannot place.
         return [

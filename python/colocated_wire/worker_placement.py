@@ -1,0 +1,74 @@
+"""A call's host arrays put on their devices, with as little per-call overhead as JAX allows.
+
+jax.device_put is general: it flattens pytrees, resolves shardings and formats,
+and binds a primitive, about 75 µs of Python per array on these machines, more
+than a small program's function costs. An input that goes whole to one device
+(a SingleDeviceSharding) as a NumPy array of a canonical dtype needs none of
+that: jax.device_put ends in pxla.batched_device_put with the array's abstract
+value, and this calls it directly, so the array is the same (value, aval,
+sharding, committed). Anything else takes jax.device_put. The private entry
+points are checked once, at import; if a JAX upgrade moves them, every input
+takes jax.device_put, slower but the same.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import SingleDeviceSharding
+
+
+def _batched_device_put():
+    """JAX's pxla.batched_device_put and core.ShapedArray, if they have the expected form."""
+    try:
+        from jax._src.core import ShapedArray
+        from jax._src.interpreters.pxla import batched_device_put
+    except ImportError:
+        return None
+    params = list(inspect.signature(batched_device_put).parameters)
+    return (
+        (batched_device_put, ShapedArray)
+        if params[:4] == ["aval", "sharding", "xs", "devices"]
+        else None
+    )
+
+
+_DIRECT = _batched_device_put()
+_canonical: dict[np.dtype, bool] = {}
+
+
+def is_canonical(dtype: np.dtype) -> bool:
+    """Whether JAX keeps this dtype as is (float64 becomes float32 unless x64 is on)."""
+    known = _canonical.get(dtype)
+    if known is None:
+        known = _canonical[dtype] = jax.dtypes.canonicalize_dtype(dtype) == dtype
+    return known
+
+
+def placed_directly(host: object, sharding: jax.sharding.Sharding) -> jax.Array | None:
+    """`host` on its one device the way jax.device_put would put it, or None when this
+    input needs jax.device_put (not a plain NumPy array, many devices, a dtype JAX changes)."""
+    if (
+        _DIRECT is None
+        or type(sharding) is not SingleDeviceSharding
+        or type(host) is not np.ndarray
+        or not is_canonical(host.dtype)
+    ):
+        return None
+    put, shaped_array = _DIRECT
+    device = next(iter(sharding.device_set))
+    return put(shaped_array(host.shape, host.dtype), sharding, [host], [device])
+
+
+def place(hosts: Sequence[object], shardings: Sequence[jax.sharding.Sharding]) -> list[jax.Array]:
+    """Every host value on its sharding: directly where it can, the rest in one jax.device_put."""
+    placed = [placed_directly(h, s) for h, s in zip(hosts, shardings, strict=True)]
+    rest = [i for i, x in enumerate(placed) if x is None]
+    if rest:
+        others = jax.device_put([hosts[i] for i in rest], [shardings[i] for i in rest])
+        for i, x in zip(rest, others, strict=True):
+            placed[i] = x
+    return placed

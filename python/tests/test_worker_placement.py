@@ -1,0 +1,62 @@
+"""worker_placement: an input put directly is the array jax.device_put would have made."""
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+
+from colocated_wire import worker_placement
+from colocated_wire.worker_placement import place, placed_directly
+
+HOSTS = [
+    np.arange(32, dtype=np.float32).reshape(8, 4),
+    np.array(2.5, dtype=np.float32),
+    np.arange(6, dtype=np.int8).reshape(2, 3),
+    np.array([True, False, True]),
+    np.arange(4, dtype=np.uint32),
+    np.zeros((0, 3), np.float16),
+    np.arange(5, dtype=np.float32).astype(ml_dtypes.bfloat16),
+    np.array([1 + 2j, 3 - 4j], np.complex64),
+]
+
+
+def describe(x: jax.Array) -> tuple:
+    return (x.aval, x.sharding, x._committed, x.weak_type, type(x))
+
+
+def test_the_private_entry_points_are_found():
+    # The fast path must be live on the JAX this package pins, or the bench measures the fallback.
+    assert worker_placement._DIRECT is not None
+
+
+@pytest.mark.parametrize("host", HOSTS, ids=lambda h: f"{h.dtype}{list(h.shape)}")
+def test_a_direct_put_matches_jax_device_put(devices, host):
+    sharding = SingleDeviceSharding(devices[3])
+    direct = placed_directly(host, sharding)
+    assert direct is not None
+    expected = jax.device_put(host, sharding)
+    assert describe(direct) == describe(expected)
+    np.testing.assert_array_equal(np.asarray(direct), host)
+    # It behaves as an array in JAX's ops, on its device.
+    assert (direct + direct).devices() == {devices[3]}
+    np.testing.assert_array_equal(np.asarray(direct + direct), np.asarray(expected + expected))
+
+
+def test_what_jax_would_change_or_spread_takes_jax_device_put(devices, mesh_2x4):
+    one = SingleDeviceSharding(devices[0])
+    assert placed_directly(np.zeros(3, np.float64), one) is None  # x64 off: JAX makes it float32
+    assert placed_directly([1.0, 2.0], one) is None  # not a NumPy array
+    named = NamedSharding(mesh_2x4, PartitionSpec("x"))
+    assert placed_directly(np.zeros((2, 4), np.float32), named) is None
+
+
+def test_place_mixes_both_ways_and_keeps_the_order(devices, mesh_2x4):
+    named = NamedSharding(mesh_2x4, PartitionSpec("x"))
+    hosts = [HOSTS[0], np.zeros(3, np.float64), HOSTS[0], HOSTS[2]]
+    shardings = [SingleDeviceSharding(devices[1]), SingleDeviceSharding(devices[2]), named, named]
+    placed = place(hosts, shardings)
+    expected = jax.device_put(hosts, shardings)
+    assert [describe(x) for x in placed] == [describe(x) for x in expected]
+    for got, want in zip(placed, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
