@@ -14,6 +14,9 @@
 //   <!-- readme: worker N -->    the block starts N servers (one job of N workers): it runs once
 //                                all N have printed their address, which replace 127.0.0.1:41235,
 //                                127.0.0.1:41236, ... in the blocks after it, in the order printed.
+//                                A coordinator address 127.0.0.1:41299 in it becomes a free port.
+// A server that has not printed its addresses within SERVER_DEADLINE_MS, or a block still running
+// after BLOCK_DEADLINE_MS, fails with what it printed, so that a hang fails CI instead of stalling it.
 // Usage: node scripts/readme-blocks.mjs [README.md]  (npm run build and scripts/python-env.sh
 // first). Exits 1 when a block fails, naming it by its line in the README.
 import { spawn, spawnSync } from "node:child_process";
@@ -26,6 +29,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +39,10 @@ const README = resolve(process.argv[2] ?? join(ROOT, "README.md"));
 const NAME = relative(process.cwd(), README) || basename(README);
 /** The placeholder of a worker block's i-th address: 127.0.0.1:41235, then :41236, ... */
 const placeholder = (i) => `127.0.0.1:${41235 + i}`;
+/** The coordinator address of a job's worker block, replaced by a free port when it runs. */
+const COORDINATOR = "127.0.0.1:41299";
+const SERVER_DEADLINE_MS = 180_000;
+const BLOCK_DEADLINE_MS = 600_000;
 const LANGS = { ts: "ts", typescript: "ts", python: "python", py: "python", sh: "sh", bash: "sh" };
 
 /** The README's fenced blocks: language, the line of the opening fence, body, marker. */
@@ -108,20 +116,43 @@ function compileTs(dir, blocks) {
   return errors;
 }
 
+/** A port nobody listens on now, on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer().once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
 /** Starts a worker block in the background; resolves with it and the `count` addresses it printed. */
-function startServer(dir, env, body, count) {
-  const child = spawn("bash", ["-c", body], { cwd: dir, env, detached: true });
+async function startServer(dir, env, body, count) {
+  const script = body.replaceAll(COORDINATOR, `127.0.0.1:${await freePort()}`);
+  const child = spawn("bash", ["-c", script], { cwd: dir, env, detached: true });
   let out = "";
   let err = "";
   child.stderr.on("data", (chunk) => {
     err += chunk;
   });
   return new Promise((resolvePromise, reject) => {
-    child.on("exit", (code) => reject(new Error(`exited (${code}) before listening\n${err}`)));
+    const deadline = setTimeout(() => {
+      stopServer({ child });
+      const printed = `stdout:\n${out}stderr:\n${err}`;
+      reject(new Error(`no ${count} addresses within ${SERVER_DEADLINE_MS / 1000} s\n${printed}`));
+    }, SERVER_DEADLINE_MS);
+    child.on("exit", (code) => {
+      clearTimeout(deadline);
+      reject(new Error(`exited (${code}) before listening\n${err}`));
+    });
     child.stdout.on("data", (chunk) => {
       out += chunk;
       const found = [...out.matchAll(/listening on (\S+)/g)].map((m) => m[1]);
-      if (found.length >= count) resolvePromise({ child, addresses: found.slice(0, count) });
+      if (found.length >= count) {
+        clearTimeout(deadline);
+        resolvePromise({ child, addresses: found.slice(0, count) });
+      }
     });
   });
 }
@@ -152,7 +183,13 @@ function runBlock(dir, env, block, addresses) {
     writeFileSync(join(dir, `block-${block.line}.py`), body);
     command = [join(dir, ".venv", "bin", "python"), [`block-${block.line}.py`]];
   } else command = ["bash", ["-euo", "pipefail", "-c", body]];
-  return spawnSync(command[0], command[1], { cwd: dir, env, encoding: "utf8" });
+  return spawnSync(command[0], command[1], {
+    cwd: dir,
+    env,
+    encoding: "utf8",
+    timeout: BLOCK_DEADLINE_MS,
+    killSignal: "SIGKILL",
+  });
 }
 
 async function main() {
@@ -205,7 +242,13 @@ async function main() {
         console.log(`${NAME}:${b.line}: ${b.lang} ok`);
         if (run.stdout.trim()) console.log(run.stdout.trimEnd().replace(/^/gm, "    "));
       }
-      else fail(b, `exit ${run.status ?? run.signal}\n${run.stdout}${run.stderr}`.trimEnd());
+      else {
+        const why =
+          run.error?.code === "ETIMEDOUT"
+            ? `still running after ${BLOCK_DEADLINE_MS / 1000} s`
+            : `exit ${run.status ?? run.signal}`;
+        fail(b, `${why}\n${run.stdout}${run.stderr}`.trimEnd());
+      }
     }
   } finally {
     await Promise.all(servers.map(stopServer));
