@@ -10,6 +10,7 @@ import {
   SingleDeviceSharding,
 } from "../src";
 import { callInputs, type WorkerClient } from "../src/rpc";
+import { ownCpuMs, processCpuMs } from "./load-cpu";
 import type { EchoClient } from "./load-echo";
 
 /** Calls at one concurrency: how many per second, and their latency percentiles. */
@@ -19,6 +20,9 @@ export interface LatencyRow {
   callsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU per call of the server process (undefined without /proc) and of this client. */
+  serverCpuMs?: number;
+  clientCpuMs: number;
 }
 
 /** A round trip of `bytes` each way, and how long it took. */
@@ -72,20 +76,37 @@ export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Arr
   return ExecuteRequest.encode({ version, handle: { digest: handle }, inputs }).finish();
 }
 
-/** Makes `calls` calls, `concurrency` at a time, after a warm-up of as many again. */
+/** Makes `calls` calls, `concurrency` at a time, after a warm-up of twice the concurrency, to a
+ * server whose process is `serverPid`. */
 export async function callsAt(
   concurrency: number,
   calls: number,
   call: () => Promise<unknown>,
+  serverPid?: number,
 ): Promise<LatencyRow> {
   await runConcurrently(concurrency, concurrency * 2, call);
+  const server0 = serverPid === undefined ? undefined : processCpuMs(serverPid);
+  const client0 = ownCpuMs();
   const started = performance.now();
   const latencies = await runConcurrently(concurrency, calls, call);
   const seconds = (performance.now() - started) / 1000;
+  const clientCpuMs = (ownCpuMs() - client0) / calls;
+  const server1 = serverPid === undefined ? undefined : processCpuMs(serverPid);
+  const serverCpuMs =
+    server0 === undefined || server1 === undefined ? undefined : (server1 - server0) / calls;
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { concurrency, calls, callsPerSecond: calls / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
+  const callsPerSecond = calls / seconds;
+  return {
+    concurrency,
+    calls,
+    callsPerSecond,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    serverCpuMs,
+    clientCpuMs,
+  };
 }
 
 async function runConcurrently(

@@ -65,9 +65,16 @@ export async function measureLoad(
         progress(`load: small program, ${concurrency} at once`);
         const calls = Math.max(quick ? 100 : 400, 10 * concurrency);
         small.worker.push(
-          await callsAt(concurrency, calls, () => client.execute(SMALL.program, SMALL.inputs)),
+          await callsAt(
+            concurrency,
+            calls,
+            () => client.execute(SMALL.program, SMALL.inputs),
+            worker.process.pid,
+          ),
         );
-        small.echo.push(await callsAt(concurrency, calls, () => echoClient.echo(request)));
+        small.echo.push(
+          await callsAt(concurrency, calls, () => echoClient.echo(request), echo.process.pid),
+        );
       }
       const bytes = quick ? GIB / 4 : GIB;
       progress(`load: a ${bytes / 2 ** 20} MiB array round trip`);
@@ -133,6 +140,20 @@ export function loadMarkdown(r: LoadResults): string {
     ...r.small.worker.map((w, i) => {
       const e = r.small.echo[i];
       return `| ${w.concurrency} | ${w.callsPerSecond.toFixed(0)} | ${e.callsPerSecond.toFixed(0)} | ${x(e.callsPerSecond / w.callsPerSecond)} | ${ms(w.p50Ms)} / ${ms(w.p99Ms)} | ${ms(e.p50Ms)} / ${ms(e.p99Ms)} | ${x(w.p50Ms / e.p50Ms)} |`;
+    }),
+    "",
+    "CPU per call, where the time goes: the server process (all its threads) and the client (this Node process), in ms.",
+    "",
+    "| at once | worker process | echo process | × echo | client of the worker | client of the echo |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...r.small.worker.map((w, i) => {
+      const e = r.small.echo[i];
+      const server = (v?: number) => (v === undefined ? "n/a" : v.toFixed(3));
+      const ratio =
+        w.serverCpuMs === undefined || e.serverCpuMs === undefined
+          ? "n/a"
+          : x(w.serverCpuMs / e.serverCpuMs);
+      return `| ${w.concurrency} | ${server(w.serverCpuMs)} | ${server(e.serverCpuMs)} | ${ratio} | ${w.clientCpuMs.toFixed(3)} | ${e.clientCpuMs.toFixed(3)} |`;
     }),
     "",
     `Array round trip: float32 [${r.array.worker.bytes / 4 / 4096}, 4096] (${r.array.worker.bytes / 2 ** 20} MiB) there and back with ExecuteSharded in ${r.array.chunkBytes / 2 ** 20} MiB chunks, against a streaming echo of the same bytes in the same chunks; bytes/s counts both ways, best of two.`,
