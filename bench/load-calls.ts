@@ -76,15 +76,18 @@ export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Arr
   return ExecuteRequest.encode({ version, handle: { digest: handle }, inputs }).finish();
 }
 
-/** Makes `calls` calls, `concurrency` at a time, after a warm-up of twice the concurrency, to a
- * server whose process is `serverPid`. */
+/** Calls made before any is measured: enough for V8 to have compiled the client's code. */
+const WARM_UP_CALLS = 100;
+
+/** Makes `calls` calls, `concurrency` at a time, after a warm-up (WARM_UP_CALLS, or twice the
+ * concurrency), to a server whose process is `serverPid`. */
 export async function callsAt(
   concurrency: number,
   calls: number,
   call: () => Promise<unknown>,
   serverPid?: number,
 ): Promise<LatencyRow> {
-  await runConcurrently(concurrency, concurrency * 2, call);
+  await runConcurrently(concurrency, Math.max(WARM_UP_CALLS, concurrency * 2), call);
   const server0 = serverPid === undefined ? undefined : processCpuMs(serverPid);
   const client0 = ownCpuMs();
   const started = performance.now();
