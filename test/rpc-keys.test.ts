@@ -2,6 +2,9 @@ import { join } from "node:path";
 import {
   DeviceList,
   FunctionRef,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
   type Program,
   ShapeDtypeStruct,
   SingleDeviceSharding,
@@ -38,13 +41,20 @@ afterAll(async () => {
   await stopAllWorkers();
 });
 
-function program(qualname: string, args: ShapeDtypeStruct[]): Program {
+function program(
+  qualname: string,
+  args: ShapeDtypeStruct[],
+  devices: readonly number[] = [0],
+): Program {
   return {
     function: new FunctionRef(FUNCTIONS, qualname),
     inputs: callInputs(args),
-    devices: new DeviceList([0]),
+    devices: new DeviceList(devices),
   };
 }
+
+const MESH = new Mesh(new DeviceList([0, 1, 2, 3, 4, 5, 6, 7]), [2, 4], ["x", "y"]);
+const ROWS = new NamedSharding(MESH, new PartitionSpec("x"));
 
 const words = (bytes: Uint8Array) =>
   Array.from(new Uint32Array(bytes.slice().buffer, 0, bytes.length / 4));
@@ -71,5 +81,35 @@ test("float0 has no bytes, in or out", async () => {
   // Outputs in key order: double, made, zero.
   expect(leaves.map((l) => l.dtype)).toEqual(["float32", "float0", "float0"]);
   expect(Array.from(new Float32Array(data[0].slice().buffer))).toEqual([2, 4, 6]);
+  expect(data.slice(1).map((d) => d.length)).toEqual([0, 0]);
+});
+
+test("ExecuteSharded takes and gives key arrays shard by shard, as Execute does whole", async () => {
+  const keys = new ShapeDtypeStruct([8], "key", ROWS, { keyType: FRY });
+  const n = new ShapeDtypeStruct([8], "uint32", ROWS);
+  const call = program("fold_and_draw", [keys, n], MESH.devices.ids);
+  const keyData = Uint32Array.from({ length: 16 }, (_, i) => i * 7919);
+  const counts = Uint32Array.from({ length: 8 }, (_, i) => i);
+  const asBytes = (a: Uint32Array) => new Uint8Array(a.buffer);
+  const whole = await client.execute(call, [asBytes(keyData), asBytes(counts)]);
+  const sharded = await client.executeSharded(call, [keyData, counts]);
+  // Outputs in key order: bits (uint32 [8, 2]), keys (key<fry> [8], its key data [8, 2]).
+  expect(sharded.outputs.leaves.map((l) => l.dtypeString)).toEqual(["uint32", "key<fry>"]);
+  expect(sharded.outputs.leaves[1].shape).toEqual([8]);
+  expect(sharded.data.map((d) => d.length)).toEqual([64, 64]);
+  expect(sharded.data.map(words)).toEqual(whole.data.map(words));
+  expect(new Set(words(sharded.data[1])).size).toBe(16); // folded keys, not zeros
+});
+
+test("ExecuteSharded takes and gives float0 as no bytes", async () => {
+  const x = new ShapeDtypeStruct([8], "float32", ROWS);
+  const zero = new ShapeDtypeStruct([8], "float0", ROWS);
+  const call = program("tangent_of_int", [x, zero], MESH.devices.ids);
+  const xs = Float32Array.from({ length: 8 }, (_, i) => i - 3);
+  const { outputs, data } = await client.executeSharded(call, [xs, new Uint8Array(0)]);
+  expect(outputs.leaves.map((l) => l.dtype)).toEqual(["float32", "float0", "float0"]);
+  expect(Array.from(new Float32Array(data[0].slice().buffer))).toEqual(
+    Array.from(xs, (v) => v * 2),
+  );
   expect(data.slice(1).map((d) => d.length)).toEqual([0, 0]);
 });

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
@@ -100,12 +100,32 @@ def shard_shape(index: Index) -> tuple[int, ...]:
     return tuple(stop - start for start, stop in index)
 
 
+def wire_item_bytes(where: str, spec: jax.ShapeDtypeStruct) -> int:
+    """Bytes per element on the wire: a PRNG key's key data, float0's none."""
+    form = wire_form(spec.dtype)
+    if form is None:
+        raise invalid_argument(f"{where}: dtype {spec.dtype} has no fixed-size wire form")
+    dtype, count = form
+    return dtype.itemsize * count
+
+
+def shard_host(spec: jax.ShapeDtypeStruct, index: Index, data: np.ndarray) -> Any:
+    """One shard's bytes (checked against its size) as a host value: a NumPy view, or a PRNG
+    key array wrapped around its key data."""
+    extended = extended_input(spec.update(shape=shard_shape(index)), data)
+    if extended is not None:
+        return extended
+    return np.frombuffer(data, wire_dtype(spec.dtype)).reshape(shard_shape(index))
+
+
 def put_shard(
     where: str, spec: jax.ShapeDtypeStruct, index: Index, data: np.ndarray, devices
 ) -> list[jax.Array]:
-    """One shard's bytes on every device that holds it, as single-device arrays."""
-    dtype = wire_dtype(fixed_dtype(where, spec))
-    host = np.frombuffer(data, dtype).reshape(shard_shape(index))
+    """One shard's bytes on every device that holds it, as single-device arrays (none for float0,
+    which no device holds: place_float0 makes the whole input)."""
+    if is_float0(spec):
+        return []
+    host = shard_host(spec, index, data)
     try:
         return [jax.device_put(host, device) for device in devices]
     except (ValueError, TypeError, RuntimeError) as e:
@@ -128,17 +148,31 @@ def assemble(
         raise failed_precondition(f"{where}: JAX cannot place it on {sharding}: {e}") from e
 
 
-def output_shards(x: jax.Array) -> Iterator[tuple[Index, memoryview]]:
-    """Each distinct shard of an output (a replicated one once) and its little-endian bytes."""
+def output_shards(
+    x: jax.Array | jax.ShapeDtypeStruct, own: Callable[[dict], dict]
+) -> Iterator[tuple[Index, memoryview]]:
+    """Each distinct shard of an output (a replicated one once) and its little-endian bytes (a
+    PRNG key's key data); a float0 output's shards have none. `own` keeps this process's shards."""
+    if is_float0(x):  # as_output's spec: no data, but the caller still waits for every shard
+        _, shards = shard_devices("outputs", x, ())
+        for index in own(shards):
+            yield index, memoryview(b"")
+        return
     seen: set[Index] = set()
     for shard in x.addressable_shards:
-        index = index_of(shard.index, x.shape)
+        # A key array's shard index also spans its key data's trailing dimensions.
+        index = index_of(shard.index[: len(x.shape)], x.shape)
         if index in seen:
             continue
         seen.add(index)
-        host = np.asarray(shard.data)
+        host = host_output(shard.data)
         host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
         yield index, memoryview(host.reshape(-1).view(np.uint8))
+
+
+def place_float0(spec: jax.ShapeDtypeStruct, sharding: jax.sharding.Sharding) -> Any:
+    """A float0 input, which has no bytes: JAX's own value for zeros of its shape."""
+    return jax.device_put(np.zeros(spec.shape, jax.dtypes.float0), sharding)
 
 
 def place_inputs(

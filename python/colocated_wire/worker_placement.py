@@ -55,6 +55,7 @@ def placed_directly(host: object, sharding: jax.sharding.Sharding) -> jax.Array 
         _DIRECT is None
         or type(sharding) is not SingleDeviceSharding
         or type(host) is not np.ndarray
+        or host.dtype == jax.dtypes.float0  # JAX keeps it on the host
         or not is_canonical(host.dtype)
     ):
         return None

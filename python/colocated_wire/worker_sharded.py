@@ -28,10 +28,11 @@ from colocated_wire.decode import Program
 from colocated_wire.worker_arrays import (
     Index,
     assemble,
-    fixed_dtype,
     output_shards,
+    place_float0,
     put_shard,
     shard_devices,
+    wire_item_bytes,
 )
 from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
 from colocated_wire.worker_execute import (
@@ -41,6 +42,7 @@ from colocated_wire.worker_execute import (
     output_specs_payload,
     run,
 )
+from colocated_wire.worker_inputs import is_float0
 from colocated_wire.worker_job import held_here, own_shards, run_together
 from colocated_wire.worker_requests import ChunkView, ShardedRequest
 from colocated_wire.worker_responses import SHARDED_END, sharded_chunk, sharded_specs
@@ -174,7 +176,7 @@ class InputShards:
         self.leaves = []
         for i, spec in enumerate(program.in_leaves):
             where = f"inputs[{i}]"
-            itemsize = fixed_dtype(where, spec).itemsize
+            itemsize = wire_item_bytes(where, spec)
             sharding, shards = shard_devices(where, spec, program.devices)
             shards = own_shards(shards)  # a member of a many-process job: its devices' shards
             self.leaves.append((spec, itemsize, sharding, shards))
@@ -286,7 +288,10 @@ class InputShards:
                     f" ({len(done)} of the leaf's {len(shards)} shards arrived)"
                 )
             singles = [x for i in shards for x in done[i]]
-            arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
+            if is_float0(spec):
+                arrays.append(place_float0(spec, sharding))
+            else:
+                arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
             done.clear()
         return arrays
 
@@ -297,7 +302,7 @@ def stream_outputs(name: str, result: object, version: int) -> Iterator[bytes]:
     yield sharded_specs(payload)
     for leaf, x in enumerate(outputs):
         try:
-            shards = list(output_shards(x))
+            shards = list(output_shards(x, own_shards))
         except Exception as e:  # noqa: BLE001 - JAX reports a failed computation on readback
             raise function_failed(f"{name} failed computing its outputs: {e}") from e
         for index, data in shards:

@@ -47,6 +47,7 @@ def test_what_jax_would_change_or_spread_takes_jax_device_put(devices, mesh_2x4)
     one = SingleDeviceSharding(devices[0])
     assert placed_directly(np.zeros(3, np.float64), one) is None  # x64 off: JAX makes it float32
     assert placed_directly([1.0, 2.0], one) is None  # not a NumPy array
+    assert placed_directly(np.zeros(3, jax.dtypes.float0), one) is None  # JAX keeps it on the host
     named = NamedSharding(mesh_2x4, PartitionSpec("x"))
     assert placed_directly(np.zeros((2, 4), np.float32), named) is None
 

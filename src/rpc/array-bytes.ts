@@ -3,8 +3,8 @@ import type { DTypeName, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 
 /**
  * Bytes per element on the wire: NumPy's itemsize, so sub-byte types (int2, int4, float4)
- * take one byte each, and float0 none. Strings have no fixed-size form, and PRNG keys travel
- * whole only (Execute, not ExecuteSharded), as their key data.
+ * take one byte each, and float0 none. Strings have no fixed-size form; a PRNG key travels as
+ * its uint32 key data.
  */
 const ITEMSIZE: Record<Exclude<DTypeName, "string" | "key">, number> = {
   bool: 1,
@@ -43,20 +43,23 @@ const ITEMSIZE: Record<Exclude<DTypeName, "string" | "key">, number> = {
   float8_e5m3fnu: 1,
 };
 
-/** The bytes of one element on the wire, or undefined for strings and PRNG keys. */
+/**
+ * The bytes of one element on the wire (a PRNG key's uint32 key data: `keyShape` words), or
+ * undefined for strings. Elements lie in row-major order, so a shard of a key array is the
+ * same slice of its key data.
+ */
 export function elementByteLength(spec: ShapeDtypeStruct): number | undefined {
-  if (spec.dtype === "string" || spec.dtype === "key") return undefined;
+  if (spec.dtype === "string") return undefined;
+  if (spec.dtype === "key") {
+    const keyWords = spec.keyType?.keyShape.reduce((n, d) => n * d, 1);
+    return keyWords === undefined ? undefined : 4 * keyWords;
+  }
   return ITEMSIZE[spec.dtype];
 }
 
-/**
- * The byte length of an array's raw little-endian data (a PRNG key array's uint32 key data,
- * `keyShape` words per key), or undefined for strings.
- */
+/** The byte length of an array's raw little-endian data, or undefined for strings. */
 export function arrayByteLength(spec: ShapeDtypeStruct): number | undefined {
-  const keyWords = spec.keyType?.keyShape.reduce((n, d) => n * d, 1);
-  const item =
-    spec.dtype === "key" && keyWords !== undefined ? 4 * keyWords : elementByteLength(spec);
+  const item = elementByteLength(spec);
   return item === undefined ? undefined : spec.shape.reduce((n, d) => n * d, item);
 }
 
