@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -24,6 +24,7 @@ from colocated_wire.worker_inputs import (
     is_float0,
     wire_form,
 )
+from colocated_wire.worker_job import own_shards
 from colocated_wire.worker_placement import place
 
 
@@ -148,14 +149,12 @@ def assemble(
         raise failed_precondition(f"{where}: JAX cannot place it on {sharding}: {e}") from e
 
 
-def output_shards(
-    x: jax.Array | jax.ShapeDtypeStruct, own: Callable[[dict], dict]
-) -> Iterator[tuple[Index, memoryview]]:
-    """Each distinct shard of an output (a replicated one once) and its little-endian bytes (a
-    PRNG key's key data); a float0 output's shards have none. `own` keeps this process's shards."""
+def output_shards(x: jax.Array | jax.ShapeDtypeStruct) -> Iterator[tuple[Index, memoryview]]:
+    """Each distinct shard of an output that this process holds (a replicated one once) and its
+    little-endian bytes (a PRNG key's key data); a float0 output's shards have none."""
     if is_float0(x):  # as_output's spec: no data, but the caller still waits for every shard
         _, shards = shard_devices("outputs", x, ())
-        for index in own(shards):
+        for index in own_shards(shards):
             yield index, memoryview(b"")
         return
     seen: set[Index] = set()

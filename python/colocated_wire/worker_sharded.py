@@ -302,7 +302,7 @@ def stream_outputs(name: str, result: object, version: int) -> Iterator[bytes]:
     yield sharded_specs(payload)
     for leaf, x in enumerate(outputs):
         try:
-            shards = list(output_shards(x, own_shards))
+            shards = list(output_shards(x))
         except Exception as e:  # noqa: BLE001 - JAX reports a failed computation on readback
             raise function_failed(f"{name} failed computing its outputs: {e}") from e
         for index, data in shards:
