@@ -60,6 +60,13 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         metavar="I",
         help="this worker's process, 0 to N-1 (with --coordinator)",
     )
+    p.add_argument(
+        "--heartbeat-timeout",
+        type=int,
+        default=100,
+        metavar="SECONDS",
+        help="with --coordinator: how soon the others end once a member has died (default 100)",
+    )
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -80,6 +87,8 @@ def check_flags(args: argparse.Namespace) -> None:
     host, _, port = args.coordinator.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--coordinator {args.coordinator!r} is not HOST:PORT")
+    if args.heartbeat_timeout < 1:
+        raise ValueError(f"--heartbeat-timeout must be at least 1 s, not {args.heartbeat_timeout}")
     if args.num_processes < 1:
         raise ValueError(f"--num-processes must be at least 1, not {args.num_processes}")
     if not 0 <= args.process_id < args.num_processes:
@@ -102,6 +111,7 @@ def join(args: argparse.Namespace) -> None:
         # Exactly where the others reach it (JAX's default is every interface): the
         # coordinator's service has no TLS and no authentication.
         coordinator_bind_address=args.coordinator,
+        heartbeat_timeout_seconds=args.heartbeat_timeout,
     )
 
 

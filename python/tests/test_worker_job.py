@@ -50,9 +50,10 @@ def free_port() -> int:
 class Member:
     """`python -m colocated_wire.worker` as process `index` of a job; stderr goes to a file."""
 
-    def __init__(self, coordinator: str, index: int, log: Path):
+    def __init__(self, coordinator: str, index: int, log: Path, flags: tuple[str, ...] = ()):
         self.log = log
         args = ["--port", "0", "--devices", "4", "--allow-module", "colocated_wire.examples"]
+        args.extend(flags)
         args.append("--allow-pickle")  # on loopback: for the test's own functions
         job = ["--coordinator", coordinator, "--num-processes", "2", "--process-id", str(index)]
         with open(log, "w") as err:
@@ -372,6 +373,11 @@ def test_a_worker_without_job_flags_is_a_job_of_one_process(devices):
         ),
         (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"], "outside 0 to 1"),
         (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "-1"], "outside 0 to 1"),
+        (
+            ["--coordinator", "h:1", "--num-processes", "2", "--process-id", "0"]
+            + ["--heartbeat-timeout", "0"],
+            "at least 1 s, not 0",
+        ),
     ],
 )
 def test_job_flags_are_all_three_and_consistent(argv, message):
@@ -381,6 +387,24 @@ def test_job_flags_are_all_three_and_consistent(argv, message):
 
 def test_no_job_flags_is_fine():
     worker_job.check_flags(worker.parse_args([]))  # raises nothing
+
+
+def test_with_a_short_heartbeat_timeout_a_survivor_ends_soon_after_a_member_dies(tmp_path):
+    coordinator = f"127.0.0.1:{free_port()}"
+    flags = ("--heartbeat-timeout", "2")
+    members = [Member(coordinator, i, tmp_path / f"member{i}.log", flags) for i in range(2)]
+    try:
+        for m in members:
+            m.target()
+        members[1].process.kill()
+        # JAX's default (100 s) would outlive this wait; 2 s of missed heartbeats end it.
+        code = members[0].process.wait(timeout=60)
+        assert code != 0
+        assert "stopped sending heartbeats" in members[0].log.read_text()
+    finally:
+        for m in members:
+            m.process.kill()
+            m.process.wait()
 
 
 def test_the_worker_process_refuses_bad_job_flags_before_jax_starts():
