@@ -43,7 +43,7 @@ def fixed_dtype(where: str, spec: jax.ShapeDtypeStruct) -> np.dtype:
     """The spec's dtype, if its elements have a fixed-size wire form."""
     dtype = spec.dtype
     # A PRNG key's data is its impl's; strings and objects have no fixed size.
-    if not isinstance(dtype, np.dtype) or dtype.kind in "OUSV":
+    if wire_form(dtype) is None:
         raise invalid_argument(f"{where}: dtype {dtype} has no fixed-size wire form")
     return dtype
 

@@ -75,7 +75,9 @@ def wire_form(dtype: Any) -> tuple[np.dtype, int] | None:
         return None
     if dtype == jax.dtypes.float0:
         return dtype, 1  # itemsize 0: no bytes
-    return (dtype, 1) if dtype.kind not in "OUSV" else None
+    # Strings, objects and raw or structured voids have no fixed size. ml_dtypes' types
+    # (bfloat16, int4, float8_*, ...) are of kind "V" too, but each has its own scalar type.
+    return None if dtype.kind in "OUS" or dtype.type is np.void else (dtype, 1)
 
 
 def extended_input(spec: jax.ShapeDtypeStruct, data: bytes | memoryview) -> Any:
