@@ -7,8 +7,6 @@ element takes its NumPy itemsize (sub-byte types such as int4 one byte).
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,40 +17,25 @@ from jax.sharding import SingleDeviceSharding
 from colocated_wire.worker_errors import failed_precondition, function_failed, invalid_argument
 from colocated_wire.worker_inputs import (
     default_sharding,
-    extended_input,
     host_output,
+    host_value,
     is_float0,
+    wire_dtype,
     wire_form,
+    wire_item_bytes,
 )
 from colocated_wire.worker_job import own_shards
 from colocated_wire.worker_placement import place
 
-
-def wire_dtype(dtype: np.dtype) -> np.dtype:
-    """`dtype` in little-endian byte order (a no-op on little-endian hosts)."""
-    if sys.byteorder == "little" or dtype.itemsize == 1:
-        return dtype
-    return dtype.newbyteorder("<")
-
-
 # A shard's place in the global array: per dimension, (start, stop).
 Index = tuple[tuple[int, int], ...]
-
-
-def fixed_dtype(where: str, spec: jax.ShapeDtypeStruct) -> np.dtype:
-    """The spec's dtype, if its elements have a fixed-size wire form."""
-    dtype = spec.dtype
-    # A PRNG key's data is its impl's; strings and objects have no fixed size.
-    if wire_form(dtype) is None:
-        raise invalid_argument(f"{where}: dtype {dtype} has no fixed-size wire form")
-    return dtype
 
 
 def place_input(
     index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
 ) -> jax.Array:
     """One input's bytes as a jax.Array with the spec's sharding (the first device if none)."""
-    host, sharding = host_input(index, spec, data, devices)
+    host, sharding = host_input(spec, data, devices)
     try:
         return jax.device_put(host, sharding)
     except (ValueError, TypeError, RuntimeError) as e:
@@ -60,20 +43,13 @@ def place_input(
 
 
 def host_input(
-    index: int, spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
-) -> tuple[np.ndarray, jax.sharding.Sharding]:
-    """One input's bytes as a host array (a view, not a copy) and the sharding it goes to."""
-    extended = extended_input(spec, data)  # a PRNG key or float0 (worker_inputs.py)
-    if extended is not None:
-        return extended, spec.sharding or SingleDeviceSharding(devices[0])
-    dtype = fixed_dtype(f"inputs[{index}]", spec)
-    want = math.prod(spec.shape) * dtype.itemsize
-    if len(data) != want:
-        raise invalid_argument(
-            f"inputs[{index}]: {len(data)} bytes, but a {describe(spec)} input needs {want}"
-        )
-    host = np.frombuffer(data, dtype=wire_dtype(dtype)).reshape(spec.shape)
-    return host, spec.sharding or SingleDeviceSharding(devices[0])
+    spec: jax.ShapeDtypeStruct, data: bytes, devices: Sequence[jax.Device]
+) -> tuple[Any, jax.sharding.Sharding]:
+    """One input's bytes (checked by worker_inputs.InputCheck) as a host value (a view, not a
+    copy) and the sharding it goes to."""
+    return host_value(spec.dtype, spec.shape, data), spec.sharding or SingleDeviceSharding(
+        devices[0]
+    )
 
 
 def shard_devices(
@@ -101,32 +77,22 @@ def shard_shape(index: Index) -> tuple[int, ...]:
     return tuple(stop - start for start, stop in index)
 
 
-def wire_item_bytes(where: str, spec: jax.ShapeDtypeStruct) -> int:
-    """Bytes per element on the wire: a PRNG key's key data, float0's none."""
-    form = wire_form(spec.dtype)
-    if form is None:
+def item_bytes(where: str, spec: jax.ShapeDtypeStruct) -> int:
+    """Bytes per element on the wire (worker_inputs.wire_item_bytes), or INVALID_ARGUMENT."""
+    item = wire_item_bytes(spec.dtype)
+    if item is None:
         raise invalid_argument(f"{where}: dtype {spec.dtype} has no fixed-size wire form")
-    dtype, count = form
-    return dtype.itemsize * count
-
-
-def shard_host(spec: jax.ShapeDtypeStruct, index: Index, data: np.ndarray) -> Any:
-    """One shard's bytes (checked against its size) as a host value: a NumPy view, or a PRNG
-    key array wrapped around its key data."""
-    extended = extended_input(spec.update(shape=shard_shape(index)), data)
-    if extended is not None:
-        return extended
-    return np.frombuffer(data, wire_dtype(spec.dtype)).reshape(shard_shape(index))
+    return item
 
 
 def put_shard(
     where: str, spec: jax.ShapeDtypeStruct, index: Index, data: np.ndarray, devices
 ) -> list[jax.Array]:
     """One shard's bytes on every device that holds it, as single-device arrays (none for float0,
-    which no device holds: place_float0 makes the whole input)."""
+    which no device holds: the whole input is placed at once)."""
     if is_float0(spec):
         return []
-    host = shard_host(spec, index, data)
+    host = host_value(spec.dtype, shard_shape(index), data)
     try:
         return [jax.device_put(host, device) for device in devices]
     except (ValueError, TypeError, RuntimeError) as e:
@@ -164,27 +130,14 @@ def output_shards(x: jax.Array | jax.ShapeDtypeStruct) -> Iterator[tuple[Index, 
         if index in seen:
             continue
         seen.add(index)
-        host = host_output(shard.data)
-        host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
-        yield index, memoryview(host.reshape(-1).view(np.uint8))
-
-
-def place_float0(spec: jax.ShapeDtypeStruct, sharding: jax.sharding.Sharding) -> Any:
-    """A float0 input, which has no bytes: JAX's own value for zeros of its shape."""
-    return jax.device_put(np.zeros(spec.shape, jax.dtypes.float0), sharding)
+        yield index, wire_view(host_output(shard.data))
 
 
 def place_inputs(
     specs: Sequence[jax.ShapeDtypeStruct], data: Sequence[bytes], devices: Sequence[jax.Device]
 ) -> list[jax.Array]:
-    """Every input placed; the count must match the program's input leaves."""
-    if len(data) != len(specs):
-        raise invalid_argument(
-            f"inputs: {len(data)} arrays for a program of {len(specs)} input leaves"
-        )
-    placed = [
-        host_input(i, spec, d, devices) for i, (spec, d) in enumerate(zip(specs, data, strict=True))
-    ]
+    """Every input placed, its data already checked against its spec (InputCheck)."""
+    placed = [host_input(spec, d, devices) for spec, d in zip(specs, data, strict=True)]
     try:  # JAX's per-call overhead paid once for all inputs, or not at all (worker_placement.py)
         return place([h for h, _ in placed], [s for _, s in placed])
     except (ValueError, TypeError, RuntimeError):
@@ -220,13 +173,13 @@ def output_spec(x: jax.Array) -> jax.ShapeDtypeStruct:
 
 def output_bytes(x: jax.Array) -> memoryview:
     """The whole (global) array's elements as little-endian bytes: a view of the host copy."""
-    host = host_output(x)  # a PRNG key's key data
-    if host.dtype.itemsize == 0:  # float0
+    return wire_view(host_output(x))  # a PRNG key's key data
+
+
+def wire_view(host: np.ndarray) -> memoryview:
+    """A host array's elements as little-endian bytes, row-major: a view, copied only to
+    reorder them (float0's none)."""
+    if host.dtype.itemsize == 0:
         return memoryview(b"")
     host = np.ascontiguousarray(host, dtype=wire_dtype(host.dtype))
     return memoryview(host.reshape(-1).view(np.uint8))
-
-
-def describe(spec: jax.ShapeDtypeStruct) -> str:
-    """Like float32[8,4]."""
-    return f"{np.dtype(spec.dtype).name}[{','.join(str(d) for d in spec.shape)}]"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,9 +59,9 @@ def input_check(program: Program) -> InputCheck:
     sizes, described, problems = [], [], []
     for spec in program.in_leaves:
         dtype = spec.dtype
-        form = wire_form(dtype)
-        problems.append(None if form else f"dtype {dtype} has no fixed-size wire form")
-        sizes.append(math.prod(spec.shape) * form[1] * form[0].itemsize if form else 0)
+        item = wire_item_bytes(dtype)
+        problems.append(None if item is not None else f"dtype {dtype} has no fixed-size wire form")
+        sizes.append(math.prod(spec.shape) * (item or 0))
         name = np.dtype(dtype).name if isinstance(dtype, np.dtype) else str(dtype)
         described.append(f"{name}[{','.join(str(d) for d in spec.shape)}]")
     return InputCheck(tuple(sizes), tuple(described), tuple(problems))
@@ -80,17 +81,29 @@ def wire_form(dtype: Any) -> tuple[np.dtype, int] | None:
     return None if dtype.kind in "OUS" or dtype.type is np.void else (dtype, 1)
 
 
-def extended_input(spec: jax.ShapeDtypeStruct, data: bytes | memoryview) -> Any:
-    """A PRNG key or float0 input's host value (its bytes already checked), ready for
-    jax.device_put; None for any other dtype."""
-    dtype = spec.dtype
+def host_value(dtype: Any, shape: Sequence[int], data: bytes | memoryview) -> Any:
+    """Bytes already checked against their size as a host value of `shape`, ready for
+    jax.device_put: a view of them, a PRNG key array around its key data, or float0's zeros."""
     if isinstance(dtype, prng.KeyTy):
         impl = dtype._impl
-        key_data = np.frombuffer(data, _KEY_DATA).reshape(*spec.shape, *impl.key_shape)
+        key_data = np.frombuffer(data, _KEY_DATA).reshape(*shape, *impl.key_shape)
         return jax.random.wrap_key_data(key_data, impl=impl.name)
-    if isinstance(dtype, np.dtype) and dtype == jax.dtypes.float0:
-        return np.zeros(spec.shape, jax.dtypes.float0)
-    return None
+    if dtype == jax.dtypes.float0:
+        return np.zeros(shape, jax.dtypes.float0)
+    return np.frombuffer(data, wire_dtype(dtype)).reshape(shape)
+
+
+def wire_dtype(dtype: np.dtype) -> np.dtype:
+    """`dtype` in little-endian byte order (a no-op on little-endian hosts)."""
+    if sys.byteorder == "little" or dtype.itemsize == 1:
+        return dtype
+    return dtype.newbyteorder("<")
+
+
+def wire_item_bytes(dtype: Any) -> int | None:
+    """Bytes of one element on the wire (a PRNG key's key data, float0's none), or None."""
+    form = wire_form(dtype)
+    return None if form is None else form[0].itemsize * form[1]
 
 
 def is_float0(value: Any) -> bool:

@@ -28,11 +28,10 @@ from colocated_wire.decode import Program
 from colocated_wire.worker_arrays import (
     Index,
     assemble,
+    item_bytes,
     output_shards,
-    place_float0,
     put_shard,
     shard_devices,
-    wire_item_bytes,
 )
 from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
 from colocated_wire.worker_execute import (
@@ -42,7 +41,7 @@ from colocated_wire.worker_execute import (
     output_specs_payload,
     run,
 )
-from colocated_wire.worker_inputs import is_float0
+from colocated_wire.worker_inputs import host_value, is_float0
 from colocated_wire.worker_job import held_here, own_shards, run_together
 from colocated_wire.worker_requests import ChunkView, ShardedRequest
 from colocated_wire.worker_responses import SHARDED_END, sharded_chunk, sharded_specs
@@ -176,7 +175,7 @@ class InputShards:
         self.leaves = []
         for i, spec in enumerate(program.in_leaves):
             where = f"inputs[{i}]"
-            itemsize = wire_item_bytes(where, spec)
+            itemsize = item_bytes(where, spec)
             sharding, shards = shard_devices(where, spec, program.devices)
             shards = own_shards(shards)  # a member of a many-process job: its devices' shards
             self.leaves.append((spec, itemsize, sharding, shards))
@@ -288,8 +287,8 @@ class InputShards:
                     f" ({len(done)} of the leaf's {len(shards)} shards arrived)"
                 )
             singles = [x for i in shards for x in done[i]]
-            if is_float0(spec):
-                arrays.append(place_float0(spec, sharding))
+            if is_float0(spec):  # no bytes and no device holds it: placed whole, as Execute does
+                arrays.append(jax.device_put(host_value(spec.dtype, spec.shape, b""), sharding))
             else:
                 arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
             done.clear()
