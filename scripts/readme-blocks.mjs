@@ -148,7 +148,9 @@ async function startServer(dir, env, body, count) {
     });
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      const found = [...out.matchAll(/listening on (\S+)/g)].map((m) => m[1]);
+      // Up to the port's last digit: processes sharing the pipe may run two lines into one,
+      // and a chunk may end inside a port.
+      const found = [...out.matchAll(/listening on (\S+?:\d+)(?=\D)/g)].map((m) => m[1]);
       if (found.length >= count) {
         clearTimeout(deadline);
         resolvePromise({ child, addresses: found.slice(0, count) });

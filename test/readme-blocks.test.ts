@@ -69,6 +69,20 @@ describe("scripts/readme-blocks.mjs", () => {
     );
   });
 
+  test("two servers' lines run into one are read as two addresses", () => {
+    const servers =
+      "printf 'listening on 127.0.0.1:1111listening on 127.0.0.1:2222\\n\\n'; exec cat";
+    const run = runOn(
+      [
+        "<!-- readme: worker 2 -->",
+        fence("sh", servers),
+        fence("sh", 'test "127.0.0.1:41235 127.0.0.1:41236" = "127.0.0.1:1111 127.0.0.1:2222"'),
+      ].join("\n"),
+    );
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
   test("a TypeScript block that does not compile fails at its README line", () => {
     const run = runOn(["# ts\n", fence("ts", 'const n: number = "text";')].join("\n"));
     expect(run.status).toBe(1);

@@ -20,7 +20,7 @@ import sys
 import threading
 from concurrent import futures
 
-from colocated_wire import worker_compression, worker_health, worker_job, worker_tls
+from colocated_wire import worker_compression, worker_health, worker_job, worker_log, worker_tls
 from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
 from colocated_wire.worker_programs import DEFAULT_CAPACITY
 
@@ -115,15 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         credentials = worker_tls.server_credentials(tls)
         worker_job.check_flags(args)
     except ValueError as e:
-        print(f"colocated_wire.worker: {e}", file=sys.stderr)
+        worker_log.say(str(e))
         return 2
     use_cpu_devices(args.devices)
     if args.coordinator is not None:
-        print(
-            f"colocated_wire.worker: joining a job of {args.num_processes} processes as"
-            f" process {args.process_id} (coordinator {args.coordinator})",
-            file=sys.stderr,
-            flush=True,
+        worker_log.say(
+            f"joining a job of {args.num_processes} processes as"
+            f" process {args.process_id} (coordinator {args.coordinator})"
         )
     worker_job.join(args)  # blocks until every process of the job has joined
 
@@ -143,11 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_range(versions, "worker")
     except ValueError as e:
-        print(f"colocated_wire.worker: {e}", file=sys.stderr)
+        worker_log.say(str(e))
         return 2
     found = len(jax.local_devices())  # starts the backend now, not during the first call
     if found != args.devices:
-        sys.stderr.write(f"colocated_wire.worker: JAX has {found} devices, not {args.devices}\n")
+        worker_log.say(f"JAX has {found} devices, not {args.devices}")
         return 1
     policy = WorkerPolicy(
         versions, frozenset(args.allow_module), args.allow_pickle, frozenset(args.allow_function)
@@ -174,21 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     health = worker_health.add_standard_services(server, reflect=args.reflection)
     port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)
     service.limits.on_drain(health.draining)
-    service.limits.on_drain(
-        lambda: print("colocated_wire.worker: draining", file=sys.stderr, flush=True)
-    )
+    service.limits.on_drain(lambda: worker_log.say("draining"))
     server.start()
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    print(f"listening on {args.host}:{port}", flush=True)
-    print(
-        f"colocated_wire.worker: {found} CPU devices ({worker_job.describe()},"
+    worker_log.line(f"listening on {args.host}:{port}", sys.stdout)
+    worker_log.say(
+        f"{found} CPU devices ({worker_job.describe()},"
         f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
-        f" {'allowed' if policy.allow_pickle else 'refused'}",
-        file=sys.stderr,
-        flush=True,
+        f" {'allowed' if policy.allow_pickle else 'refused'}"
     )
     while not stopping.wait(3600):
         pass
@@ -197,11 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         server.stop(grace=args.grace_period).wait()
         worker_job.leave()
         return 0
-    print(
-        f"colocated_wire.worker: {service.limits.calls} calls still running after the"
-        f" {args.grace_period} s grace period are cancelled",
-        file=sys.stderr,
-        flush=True,
+    worker_log.say(
+        f"{service.limits.calls} calls still running after the"
+        f" {args.grace_period} s grace period are cancelled"
     )
     server.stop(grace=None).wait()
     # Their threads may be inside a function that never returns; exiting must not join them.

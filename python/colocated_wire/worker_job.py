@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -28,6 +27,7 @@ from jax import tree_util
 from jax._src import distributed
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from colocated_wire import worker_log
 from colocated_wire.worker_errors import Refused, failed_precondition, invalid_argument
 
 # The gRPC metadata key that names one call of a job, the same on every member's stream.
@@ -120,11 +120,7 @@ def leave() -> None:
     of the job to leave too, so a member stopped alone waits for the others."""
     if jax.process_count() == 1:
         return
-    print(
-        "colocated_wire.worker: leaving the job; waiting for its other processes to stop too",
-        file=sys.stderr,
-        flush=True,
-    )
+    worker_log.say("leaving the job; waiting for its other processes to stop too")
     jax.distributed.shutdown()
 
 

@@ -70,7 +70,7 @@ export function spawnServer(
     child.on("exit", (code, signal) => fail(`exited (${code ?? signal}) before serving`));
     child.stdout.on("data", (chunk) => {
       stdout += chunk;
-      const found = /listening on (\S+)/.exec(stdout);
+      const found = /listening on (\S+?:\d+)(?=\D)/.exec(stdout); // not a port cut by a chunk's end
       if (found && !server.target) {
         clearTimeout(timer);
         server.target = found[1];
