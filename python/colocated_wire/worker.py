@@ -156,11 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         ProgramCache(policy, args.program_cache),
     )
     # A few threads beyond the call limit answer GetVersion and health while every slot is
-    # taken; gRPC refuses anything beyond the threads at once instead of queueing it.
+    # taken. gRPC's own cap bounds what waits for a thread. It counts a call until its serving
+    # thread has seen it end, which lags the client under load, so a cap of `threads` refused a
+    # client that kept exactly --max-concurrent-calls going; the call limit is the real bound.
     threads = args.max_concurrent_calls + CONTROL_THREADS
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads),
-        maximum_concurrent_rpcs=threads,
+        maximum_concurrent_rpcs=2 * threads,
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

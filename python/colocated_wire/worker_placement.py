@@ -9,6 +9,15 @@ value, and this calls it directly, so the array is the same (value, aval,
 sharding, committed). Anything else takes jax.device_put. The private entry
 points are checked once, at import; if a JAX upgrade moves them, every input
 takes jax.device_put, slower but the same.
+
+A small input on a CPU device goes as a copy through JAX's DLPack import
+instead. Both make the same array, but batched_device_put releases the GIL
+once and the DLPack import does not. With many calls at once, each release
+hands the GIL to another thread and back, which cost more than the work: the
+worker's CPU per call at 64 calls at once fell by about a sixth (bench/NOTES.md).
+The copy is the array's own memory (numpy refuses to export the request's
+read-only bytes, and a donating function may write into its input), so only
+inputs up to COPIED_BYTES take it.
 """
 
 from __future__ import annotations
@@ -36,7 +45,23 @@ def _batched_device_put():
     )
 
 
+def _dlpack_import():
+    """JAX's import of a DLPack capsule as an array, if it has the expected form."""
+    try:
+        from jax._src.lib import _jax, jaxlib_extension_version
+        from jax._src.typing import DLDeviceType
+    except ImportError:
+        return None
+    put = getattr(_jax, "dlpack_managed_tensor_to_buffer", None)
+    if put is None or jaxlib_extension_version < 467:  # from 467, it takes the device type too
+        return None
+    return put, int(DLDeviceType.kDLCPU)
+
+
 _DIRECT = _batched_device_put()
+_DLPACK = _dlpack_import()
+# Up to this size an input is copied to go through DLPack; the copy costs less than a GIL handoff.
+COPIED_BYTES = 64 << 10
 _canonical: dict[np.dtype, bool] = {}
 
 
@@ -59,8 +84,16 @@ def placed_directly(host: object, sharding: jax.sharding.Sharding) -> jax.Array 
         or not is_canonical(host.dtype)
     ):
         return None
-    put, shaped_array = _DIRECT
     device = next(iter(sharding.device_set))
+    if (
+        _DLPACK is not None
+        and host.nbytes <= COPIED_BYTES
+        and host.dtype.kind in "biufc"  # what DLPack carries: not bfloat16, float8 or int4
+        and device.platform == "cpu"
+    ):
+        put, cpu = _DLPACK
+        return put(np.array(host).__dlpack__(), device, None, None, cpu)
+    put, shaped_array = _DIRECT
     return put(shaped_array(host.shape, host.dtype), sharding, [host], [device])
 
 

@@ -18,7 +18,10 @@ HOSTS = [
     np.zeros((0, 3), np.float16),
     np.arange(5, dtype=np.float32).astype(ml_dtypes.bfloat16),
     np.array([1 + 2j, 3 - 4j], np.complex64),
+    np.arange(128 * 256, dtype=np.float32).reshape(128, 256),  # past COPIED_BYTES
 ]
+# The ways of placing directly: by DLPack where it can, and by batched_device_put alone.
+WAYS = ["both", "batched only"]
 
 
 def describe(x: jax.Array) -> tuple:
@@ -26,12 +29,16 @@ def describe(x: jax.Array) -> tuple:
 
 
 def test_the_private_entry_points_are_found():
-    # The fast path must be live on the JAX this package pins, or the bench measures the fallback.
+    # The fast paths must be live on the JAX this package pins, or the bench measures the fallback.
     assert worker_placement._DIRECT is not None
+    assert worker_placement._DLPACK is not None
 
 
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("host", HOSTS, ids=lambda h: f"{h.dtype}{list(h.shape)}")
-def test_a_direct_put_matches_jax_device_put(devices, host):
+def test_a_direct_put_matches_jax_device_put(devices, host, way, monkeypatch):
+    if way == "batched only":
+        monkeypatch.setattr(worker_placement, "_DLPACK", None)
     sharding = SingleDeviceSharding(devices[3])
     direct = placed_directly(host, sharding)
     assert direct is not None
@@ -41,6 +48,33 @@ def test_a_direct_put_matches_jax_device_put(devices, host):
     # It behaves as an array in JAX's ops, on its device.
     assert (direct + direct).devices() == {devices[3]}
     np.testing.assert_array_equal(np.asarray(direct + direct), np.asarray(expected + expected))
+
+
+def test_small_inputs_of_dlpack_dtypes_never_reach_batched_device_put(devices, monkeypatch):
+    def refuse(*_):
+        raise AssertionError("batched_device_put")
+
+    monkeypatch.setattr(worker_placement, "_DIRECT", (refuse, worker_placement._DIRECT[1]))
+    sharding = SingleDeviceSharding(devices[1])
+    small = [h for h in HOSTS if h.nbytes <= worker_placement.COPIED_BYTES]
+    for host in small:
+        if host.dtype.kind in "biufc":
+            np.testing.assert_array_equal(np.asarray(placed_directly(host, sharding)), host)
+        else:  # bfloat16: DLPack does not carry it
+            with pytest.raises(AssertionError, match="batched_device_put"):
+                placed_directly(host, sharding)
+    with pytest.raises(AssertionError, match="batched_device_put"):
+        placed_directly(HOSTS[-1], sharding)  # past COPIED_BYTES
+
+
+def test_a_placed_copy_is_the_arrays_own_so_a_donating_function_cannot_touch_the_request(devices):
+    request = bytearray(np.arange(32, dtype=np.float32).tobytes())
+    host = np.frombuffer(bytes(request), np.float32).reshape(8, 4)  # read-only, as a request's
+    placed = placed_directly(host, SingleDeviceSharding(devices[0]))
+    out = jax.jit(lambda x: x * 0 - 1, donate_argnums=0)(placed)
+    assert placed.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out), -np.ones((8, 4), np.float32))
+    np.testing.assert_array_equal(host, np.arange(32, dtype=np.float32).reshape(8, 4))
 
 
 def test_what_jax_would_change_or_spread_takes_jax_device_put(devices, mesh_2x4):
