@@ -79,37 +79,58 @@ export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Arr
 /** Calls made before any is measured: enough for V8 to have compiled the client's code. */
 const WARM_UP_CALLS = 100;
 
-/** Makes `calls` calls, `concurrency` at a time, after a warm-up (WARM_UP_CALLS, or twice the
- * concurrency), to a server whose process is `serverPid`. */
-export async function callsAt(
+/** One side of a comparison: how to make a call, and the server process that answers it. */
+export interface CallSide {
+  call: () => Promise<unknown>;
+  serverPid?: number;
+}
+
+/**
+ * Makes `calls` calls on each side, `concurrency` at a time, after a warm-up (WARM_UP_CALLS, or
+ * twice the concurrency). The sides take `turns` turns each, in alternation, so that a shared
+ * machine that slows down midway slows every side alike, not the one measured at that moment.
+ */
+export async function callsInTurns(
   concurrency: number,
   calls: number,
-  call: () => Promise<unknown>,
-  serverPid?: number,
-): Promise<LatencyRow> {
-  await runConcurrently(concurrency, Math.max(WARM_UP_CALLS, concurrency * 2), call);
-  const server0 = serverPid === undefined ? undefined : processCpuMs(serverPid);
-  const client0 = ownCpuMs();
-  const started = performance.now();
-  const latencies = await runConcurrently(concurrency, calls, call);
-  const seconds = (performance.now() - started) / 1000;
-  const clientCpuMs = (ownCpuMs() - client0) / calls;
-  const server1 = serverPid === undefined ? undefined : processCpuMs(serverPid);
-  const serverCpuMs =
-    server0 === undefined || server1 === undefined ? undefined : (server1 - server0) / calls;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  const callsPerSecond = calls / seconds;
-  return {
-    concurrency,
-    calls,
-    callsPerSecond,
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    serverCpuMs,
-    clientCpuMs,
-  };
+  turns: number,
+  sides: CallSide[],
+): Promise<LatencyRow[]> {
+  for (const side of sides) {
+    await runConcurrently(concurrency, Math.max(WARM_UP_CALLS, concurrency * 2), side.call);
+  }
+  const perTurn = Math.ceil(calls / turns);
+  const spent = sides.map(() => ({ latencies: [] as number[], ms: 0, serverMs: 0, clientMs: 0 }));
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [i, side] of sides.entries()) {
+      const server0 = serverCpuMs(side);
+      const client0 = ownCpuMs();
+      const started = performance.now();
+      spent[i].latencies.push(...(await runConcurrently(concurrency, perTurn, side.call)));
+      spent[i].ms += performance.now() - started;
+      spent[i].clientMs += ownCpuMs() - client0;
+      spent[i].serverMs += serverCpuMs(side) - server0;
+    }
+  }
+  return spent.map(({ latencies, ms, serverMs, clientMs }) => {
+    const made = latencies.length;
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(made - 1, Math.floor(q * made))];
+    return {
+      concurrency,
+      calls: made,
+      callsPerSecond: made / (ms / 1000),
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      serverCpuMs: Number.isNaN(serverMs) ? undefined : serverMs / made,
+      clientCpuMs: clientMs / made,
+    };
+  });
+}
+
+/** The side's server CPU time so far (ms), NaN where /proc cannot tell. */
+function serverCpuMs(side: CallSide): number {
+  return side.serverPid === undefined ? Number.NaN : (processCpuMs(side.serverPid) ?? Number.NaN);
 }
 
 async function runConcurrently(

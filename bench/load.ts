@@ -4,7 +4,7 @@ import path from "node:path";
 import { WorkerClient } from "../src/rpc";
 import {
   bigArray,
-  callsAt,
+  callsInTurns,
   echoRoundTrip,
   type LatencyRow,
   SMALL,
@@ -63,18 +63,16 @@ export async function measureLoad(
       };
       for (const concurrency of CONCURRENCY) {
         progress(`load: small program, ${concurrency} at once`);
-        const calls = Math.max(quick ? 100 : 400, 10 * concurrency);
-        small.worker.push(
-          await callsAt(
-            concurrency,
-            calls,
-            () => client.execute(SMALL.program, SMALL.inputs),
-            worker.process.pid,
-          ),
-        );
-        small.echo.push(
-          await callsAt(concurrency, calls, () => echoClient.echo(request), echo.process.pid),
-        );
+        const calls = Math.max(quick ? 100 : 800, 20 * concurrency);
+        const [w, e] = await callsInTurns(concurrency, calls, quick ? 2 : 4, [
+          {
+            call: () => client.execute(SMALL.program, SMALL.inputs),
+            serverPid: worker.process.pid,
+          },
+          { call: () => echoClient.echo(request), serverPid: echo.process.pid },
+        ]);
+        small.worker.push(w);
+        small.echo.push(e);
       }
       const bytes = quick ? GIB / 4 : GIB;
       progress(`load: a ${bytes / 2 ** 20} MiB array round trip`);
@@ -133,7 +131,7 @@ const x = (v: number) => `${v.toFixed(2)}×`;
 /** The load bench's results as markdown: calls, the array, targets, gzip. */
 export function loadMarkdown(r: LoadResults): string {
   const lines = [
-    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes.`,
+    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes. The two take turns (four each, or two with --quick) so that a machine that slows down midway slows both.`,
     "",
     "| at once | worker calls/s | echo calls/s | time per call × echo | worker p50 / p99 ms | echo p50 / p99 ms | p50 × echo |",
     "| --- | --- | --- | --- | --- | --- | --- |",
