@@ -47,9 +47,12 @@ def host_input(
 ) -> tuple[Any, jax.sharding.Sharding]:
     """One input's bytes (checked by worker_inputs.InputCheck) as a host value (a view, not a
     copy) and the sharding it goes to."""
-    return host_value(spec.dtype, spec.shape, data), spec.sharding or SingleDeviceSharding(
-        devices[0]
-    )
+    return host_value(spec.dtype, spec.shape, data), input_sharding(spec, devices)
+
+
+def input_sharding(spec: jax.ShapeDtypeStruct, devices: Sequence[jax.Device]) -> jax.Sharding:
+    """The spec's sharding; the program's first device for an input that names none."""
+    return spec.sharding or SingleDeviceSharding(devices[0])
 
 
 def shard_devices(
@@ -57,7 +60,7 @@ def shard_devices(
 ) -> tuple[jax.sharding.Sharding, dict[Index, list[jax.Device]]]:
     """The spec's sharding (the first device if none) and each distinct shard's devices, as
     JAX's devices_indices_map gives them."""
-    sharding = spec.sharding or SingleDeviceSharding(devices[0])
+    sharding = input_sharding(spec, devices)
     try:
         index_map = sharding.devices_indices_map(tuple(spec.shape))
     except (ValueError, NotImplementedError, AssertionError, IndexError) as e:
@@ -94,7 +97,7 @@ def put_shard(
         return []
     host = host_value(spec.dtype, shard_shape(index), data)
     try:
-        return [jax.device_put(host, device) for device in devices]
+        return place([host] * len(devices), [SingleDeviceSharding(d) for d in devices])
     except (ValueError, TypeError, RuntimeError) as e:
         raise failed_precondition(f"{where}: JAX cannot put a shard on {devices}: {e}") from e
 

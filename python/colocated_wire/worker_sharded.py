@@ -23,6 +23,7 @@ import grpc
 import jax
 import numpy as np
 
+from colocated_wire import worker_placement
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
 from colocated_wire.worker_arrays import (
@@ -288,7 +289,9 @@ class InputShards:
                 )
             singles = [x for i in shards for x in done[i]]
             if is_float0(spec):  # no bytes and no device holds it: placed whole, as Execute does
-                arrays.append(jax.device_put(host_value(spec.dtype, spec.shape, b""), sharding))
+                arrays.append(
+                    worker_placement.place([host_value(spec.dtype, spec.shape, b"")], [sharding])[0]
+                )
             else:
                 arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
             done.clear()
