@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import grpc
 
+from colocated_wire import worker_log
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
 from colocated_wire.worker_errors import Refused, invalid_argument
@@ -81,7 +82,7 @@ class ColocatedWorker:
 
         def on_end() -> None:  # gRPC has seen the call end: said so when the work still runs
             if not answered.is_set():
-                print("colocated_wire.worker: a call ended before its answer", file=sys.stderr)
+                worker_log.say("a call ended before its answer")
 
         context.add_callback(on_end)
         try:
@@ -91,7 +92,7 @@ class ColocatedWorker:
                 return work(call)
         except Refused as e:
             if e.code == grpc.StatusCode.CANCELLED:
-                print(f"colocated_wire.worker: {e.message}; its work stopped", file=sys.stderr)
+                worker_log.say(f"{e.message}; its work stopped")
             context.abort(e.code, e.message)
         except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
             traceback.print_exc(file=sys.stderr)
