@@ -176,6 +176,25 @@ describe("ShardedOutputs checks the worker's stream", () => {
     ],
     ["no end", (o) => o.result(), "end: the worker closed the stream without `end`"],
   ];
+  test("outputs land in the caller's buffers when given, each checked against its output", () => {
+    const mine = new Uint8Array(128);
+    const out = new ShardedOutputs(1, undefined, [mine]);
+    out.specs(SpecsPayload.decode(message()));
+    for (const { index } of distinctShards(spec.sharding as NamedSharding, spec.shape)) {
+      out.chunk({ ...chunk(0, 16, index, true), data: new Uint8Array(16).fill(7) });
+    }
+    out.end();
+    expect(out.result()[0]).toBe(mine);
+    expect(mine.every((b) => b === 7)).toBe(true);
+    const specs = SpecsPayload.decode(message());
+    expect(() => new ShardedOutputs(1, undefined, [new Uint8Array(64)]).specs(specs)).toThrow(
+      "into[0]: 64 bytes, but the float32[8,4]",
+    );
+    expect(() => new ShardedOutputs(1, undefined, [mine, mine]).specs(specs)).toThrow(
+      "into: 2 buffers for 1 output leaves",
+    );
+  });
+
   test.each(faults)(
     "%s is a DecodeError naming the output, shard and offset",
     (_name, act, text) => {
@@ -251,6 +270,13 @@ describe("ExecuteSharded against a real worker", () => {
     const want = new Float32Array(n * n);
     for (let i = 0; i < want.length; i++) want[i] = x[i] * 3 + shift[i % n];
     expect(data[0].length).toBe(want.byteLength);
+    expect(Buffer.compare(data[0], new Uint8Array(want.buffer))).toBe(0);
+    // Again into that result's buffer: the same buffer comes back, holding the new result.
+    const again = await client.executeSharded(program, [x, Float32Array.of(-1), shift], {
+      into: data,
+    });
+    expect(again.data[0]).toBe(data[0]);
+    for (let i = 0; i < want.length; i++) want[i] = -x[i] + shift[i % n];
     expect(Buffer.compare(data[0], new Uint8Array(want.buffer))).toBe(0);
   });
 

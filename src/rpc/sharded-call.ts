@@ -41,6 +41,12 @@ export interface ShardedOptions {
   scope?: ShardScope;
   /** Names the call on every member of a JAX job (src/rpc/call-id.ts); a WorkerGroup sets it. */
   callId?: string;
+  /**
+   * Buffers to write the outputs into, one per output leaf of its exact byte length, in place
+   * of new ones: a caller that calls the same program again and again reuses them, and pays
+   * for fresh memory once. A call that fails may have written part of them.
+   */
+  into?: readonly Uint8Array[];
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -78,7 +84,7 @@ export function callSharded(
   checkDeadline(deadlineMs);
   const { chunkBytes, globals } = checkShardedCall(inputSpecs, inputs, options);
   const scope = options.scope ?? WHOLE_ARRAYS;
-  const outputs = new ShardedOutputs(start.version, scope);
+  const outputs = new ShardedOutputs(start.version, scope, options.into);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
   const stream = call.stub.makeBidiStreamRequest(
     EXECUTE_SHARDED,

@@ -59,6 +59,7 @@ export class ShardedOutputs {
   constructor(
     private readonly version: number,
     private readonly scope: ShardScope = WHOLE_ARRAYS,
+    private readonly into?: readonly Uint8Array[],
   ) {}
 
   /** The output specs: decoded, and a buffer made for each output. */
@@ -79,7 +80,7 @@ export class ShardedOutputs {
         throw fault(`outputs[${i}]`, `its shards cannot be known: ${error.message}`);
       }
       const bytes = spec.shape.reduce((n, d) => n * d, itemBytes);
-      const data = this.scope.buffer(i, bytes, () => allocate(`outputs[${i}]`, spec, bytes));
+      const data = this.scope.buffer(i, bytes, () => this.buffer(i, spec, bytes));
       const expected = new Map(shards.map((index) => [indexKey(index), index]));
       return { spec, data, itemBytes, expected, done: new Set<string>() };
     });
@@ -144,6 +145,22 @@ export class ShardedOutputs {
       throw fault("end", "the worker closed the stream without `end`");
     }
     return this.leaves.map((leaf) => leaf.data);
+  }
+
+  /** Output `i`'s buffer: the caller's (checked), or a new one. */
+  private buffer(i: number, spec: ShapeDtypeStruct, bytes: number): Uint8Array {
+    if (this.into === undefined) return allocate(`outputs[${i}]`, spec, bytes);
+    const count = this.outputs?.leaves.length;
+    if (this.into.length !== count) {
+      throw new RangeError(`into: ${this.into.length} buffers for ${count} output leaves`);
+    }
+    const buffer = this.into[i];
+    if (buffer.byteLength !== bytes) {
+      throw new RangeError(
+        `into[${i}]: ${buffer.byteLength} bytes, but the ${describeArray(spec)} output has ${bytes}`,
+      );
+    }
+    return buffer;
   }
 
   private shardOf(i: number, leaf: Leaf, chunk: ShardChunk, offset: number) {
