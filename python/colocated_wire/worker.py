@@ -9,6 +9,8 @@ package imports jax, but JAX reads the device count and platform only when
 its backend starts, so setting them before the first device query is in time.
 With --coordinator, --num-processes and --process-id it joins many workers as
 one JAX job first (worker_job.py), and prints `listening on` once all have joined.
+Run as a program, it first starts itself again with glibc set to keep freed
+memory for the next call (worker_memory.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ import sys
 import threading
 from concurrent import futures
 
-from colocated_wire import worker_compression, worker_health, worker_job, worker_log, worker_tls
+from colocated_wire import (
+    worker_compression,
+    worker_health,
+    worker_job,
+    worker_log,
+    worker_memory,
+    worker_tls,
+)
 from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
 from colocated_wire.worker_programs import DEFAULT_CAPACITY
 
@@ -86,6 +95,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_tls.add_flags(p)
     worker_compression.add_flags(p)
     worker_job.add_flags(p)
+    worker_memory.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -204,4 +214,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    worker_memory.restart_retaining(parse_args().retain_freed_bytes)  # glibc reads it at start
     sys.exit(main())
