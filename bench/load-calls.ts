@@ -170,11 +170,17 @@ export function bigArray(bytes: number): { rows: number; data: Float32Array } {
 }
 
 /** One round trip of the array through the worker's ExecuteSharded (affine x*1+0: x back). */
-export async function workerRoundTrip(client: WorkerClient, array: Float32Array, rows: number) {
+export async function workerRoundTrip(
+  client: WorkerClient,
+  array: Float32Array,
+  rows: number,
+  into: Uint8Array,
+) {
   const program = affineProgram(rows, 4096);
   const started = performance.now();
   const { data } = await client.executeSharded(program, [array, scalar(1), scalar(0)], {
     deadlineMs: 600_000,
+    into: [into],
   });
   const seconds = (performance.now() - started) / 1000;
   const back = new Float32Array(data[0].buffer, data[0].byteOffset, data[0].byteLength / 4);
