@@ -9,11 +9,12 @@ fresh pages on every call. With one arena, no mmaps and a high trim threshold,
 freed blocks stay in the heap and the next call reuses them; the heap gives
 back to the system only what lies free above the threshold at its top.
 
-glibc reads these settings when the process starts: by the time `main` runs,
-threads started at import (OpenBLAS's, XLA's) have their arenas. So the worker
-applies them by running itself again with them in its environment. Any of them
-already set, by the caller or by that second start, leaves the environment as
-it is.
+glibc reads these settings from the environment when the process starts, and
+a thread keeps the arena it first took, so mallopt from `main` would come after
+the threads started at import. The worker therefore runs itself again with the
+settings in its environment (same pid, same command line). Any of them already
+set, by the caller or by that second start, leaves the environment as it is.
+Processes the worker's functions start inherit them.
 """
 
 from __future__ import annotations
