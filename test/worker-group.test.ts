@@ -253,6 +253,11 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     expect(last.sentBytes).toBe(128 + 128);
     // count_positive: jnp.sum over an array split across both processes (a gloo collective).
     expectSummarized(X, outputs, data);
+    // Into the caller's buffers: both members' shards land in the same ones.
+    const into = data.map((d) => new Uint8Array(d.length).fill(0xee));
+    const again = await group.executeSharded(program, [X, Y], { into });
+    for (const [i, d] of again.data.entries()) expect(d).toBe(into[i]);
+    expectSummarized(X, again.outputs, into);
   });
 
   test("a replicated input goes to every member once; the program is loaded once per member", async () => {
