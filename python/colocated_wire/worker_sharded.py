@@ -23,7 +23,6 @@ import grpc
 import jax
 import numpy as np
 
-from colocated_wire import worker_placement
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
 from colocated_wire.worker_arrays import (
@@ -31,6 +30,7 @@ from colocated_wire.worker_arrays import (
     assemble,
     item_bytes,
     output_shards,
+    place_inputs,
     put_shard,
     shard_devices,
 )
@@ -42,7 +42,7 @@ from colocated_wire.worker_execute import (
     output_specs_payload,
     run,
 )
-from colocated_wire.worker_inputs import host_value, is_float0
+from colocated_wire.worker_inputs import is_float0
 from colocated_wire.worker_job import held_here, own_shards, run_together
 from colocated_wire.worker_requests import ChunkView, ShardedRequest
 from colocated_wire.worker_responses import SHARDED_END, sharded_chunk, sharded_specs
@@ -289,9 +289,7 @@ class InputShards:
                 )
             singles = [x for i in shards for x in done[i]]
             if is_float0(spec):  # no bytes and no device holds it: placed whole, as Execute does
-                arrays.append(
-                    worker_placement.place([host_value(spec.dtype, spec.shape, b"")], [sharding])[0]
-                )
+                arrays.append(place_inputs([spec], [b""], self.program.devices)[0])
             else:
                 arrays.append(assemble(f"inputs[{leaf}]", spec, sharding, singles))
             done.clear()

@@ -67,6 +67,10 @@ export class ShardedOutputs {
     if (this.leaves !== undefined) throw fault("output_specs", "sent twice");
     this.outputSpecsPayload = SpecsPayload.encode(message).finish();
     this.outputs = decodeSpecs(this.outputSpecsPayload, { maxMinorVersion: this.version });
+    const count = this.outputs.leaves.length;
+    if (this.into !== undefined && this.into.length !== count) {
+      throw new RangeError(`into: ${this.into.length} buffers for ${count} output leaves`);
+    }
     this.leaves = this.outputs.leaves.map((spec, i) => {
       const itemBytes = elementByteLength(spec);
       if (itemBytes === undefined) {
@@ -147,13 +151,9 @@ export class ShardedOutputs {
     return this.leaves.map((leaf) => leaf.data);
   }
 
-  /** Output `i`'s buffer: the caller's (checked), or a new one. */
+  /** Output `i`'s buffer: the caller's (its size checked), or a new one. */
   private buffer(i: number, spec: ShapeDtypeStruct, bytes: number): Uint8Array {
     if (this.into === undefined) return allocate(`outputs[${i}]`, spec, bytes);
-    const count = this.outputs?.leaves.length;
-    if (this.into.length !== count) {
-      throw new RangeError(`into: ${this.into.length} buffers for ${count} output leaves`);
-    }
     const buffer = this.into[i];
     if (buffer.byteLength !== bytes) {
       throw new RangeError(
