@@ -10,7 +10,8 @@ its backend starts, so setting them before the first device query is in time.
 With --coordinator, --num-processes and --process-id it joins many workers as
 one JAX job first (worker_job.py), and prints `listening on` once all have joined.
 Run as a program, it first starts itself again with glibc set to keep freed
-memory for the next call (worker_memory.py).
+memory for the next call (worker_memory.py). Its serving threads share one CPU
+(worker_affinity.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 from concurrent import futures
 
 from colocated_wire import (
+    worker_affinity,
     worker_compression,
     worker_health,
     worker_job,
@@ -96,6 +98,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_compression.add_flags(p)
     worker_job.add_flags(p)
     worker_memory.add_flags(p)
+    worker_affinity.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -124,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         worker_tls.check_pickle_exposure(args.host, args.allow_pickle, tls)
         credentials = worker_tls.server_credentials(tls)
         worker_job.check_flags(args)
+        serving_cpu = worker_affinity.serving_cpu(args.serving_cpu)
     except ValueError as e:
         worker_log.say(str(e))
         return 2
@@ -185,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)
     service.limits.on_drain(health.draining)
     service.limits.on_drain(lambda: worker_log.say("draining"))
-    server.start()
+    with worker_affinity.pinned(serving_cpu):  # the poller starts the pool's threads
+        server.start()
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
@@ -194,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{found} CPU devices ({worker_job.describe()},"
         f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
-        f" {'allowed' if policy.allow_pickle else 'refused'}"
+        f" {'allowed' if policy.allow_pickle else 'refused'}, serving threads on"
+        f" {'any CPU' if serving_cpu is None else f'CPU {serving_cpu}'}"
     )
     while not stopping.wait(3600):
         pass

@@ -23,6 +23,7 @@ import grpc
 import jax
 import numpy as np
 
+from colocated_wire import worker_affinity
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
 from colocated_wire.worker_arrays import (
@@ -62,7 +63,7 @@ def serve(service, requests, context) -> Iterator[bytes]:
     worker's limits for the whole stream, each shard's bytes counted as its buffer is made;
     a refusal becomes the call's status."""
     try:
-        with service.limits.admit(0) as slot:
+        with service.limits.admit(0) as slot, worker_affinity.spread():
             yield from execute_sharded(
                 requests,
                 lambda start: resolve(service, start),
