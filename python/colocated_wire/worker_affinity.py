@@ -11,7 +11,8 @@ the worker about a third of its calls per second at 8 calls at once.
 Only threads started after the pin inherit it: the main thread pins itself
 while it starts the server, so gRPC's poller and the pool threads it starts
 share the one CPU, and XLA's threads, started with the backend before, keep
-every CPU for the programs' work. Threads and processes that a function
+every CPU for the programs' work. A sharded call's stream takes the CPUs back
+while it copies its shards (spread). Threads and processes that a function
 starts inherit the one CPU; `--serving-cpu off` leaves every thread as it was.
 """
 
@@ -26,7 +27,8 @@ from contextlib import contextmanager
 AUTO = "auto"
 OFF = "off"
 
-# The CPUs the pinned threads had before, which spread() gives back; None while nothing is pinned.
+# The CPUs the pinned threads had before, which spread() gives back; None until a pin. The
+# threads a pin starts outlive its block, so this does too.
 _before_pin: set[int] | None = None
 
 
