@@ -32,6 +32,7 @@ from colocated_wire import (
     worker_memory,
     worker_tls,
 )
+from colocated_wire.worker_flags import positive
 from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
 from colocated_wire.worker_programs import DEFAULT_CAPACITY
 
@@ -100,14 +101,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_memory.add_flags(p)
     worker_affinity.add_flags(p)
     return p.parse_args(argv)
-
-
-def positive(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def use_cpu_devices(count: int) -> None:

@@ -24,6 +24,8 @@ import platform
 import sys
 from collections.abc import Mapping
 
+from colocated_wire.worker_flags import non_negative
+
 DEFAULT_RETAINED_BYTES = 4 << 30
 
 # glibc's names for the settings (mallopt's M_ARENA_MAX, M_MMAP_MAX and M_TRIM_THRESHOLD).
@@ -33,7 +35,7 @@ SETTINGS = ("MALLOC_ARENA_MAX", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_")
 def add_flags(parser) -> None:
     parser.add_argument(
         "--retain-freed-bytes",
-        type=int,
+        type=non_negative,
         default=DEFAULT_RETAINED_BYTES,
         metavar="BYTES",
         help="freed memory the worker keeps to reuse, so big arrays do not fault in fresh pages"
