@@ -8,7 +8,6 @@ import pytest
 from test_worker_drain import Worker
 
 from colocated_wire import worker_memory
-from colocated_wire.worker import parse_args
 
 GIB = 1 << 30
 RETAINING = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(GIB)}
@@ -57,9 +56,3 @@ def test_a_worker_process_serves_with_the_settings(tmp_path, flags, expected):
     finally:
         worker.process.kill()
         worker.process.wait()
-
-
-def test_a_negative_size_is_refused_naming_the_flag(capsys):
-    with pytest.raises(SystemExit):
-        parse_args(["--retain-freed-bytes", "-1"])
-    assert "argument --retain-freed-bytes: must be at least 0, not -1" in capsys.readouterr().err

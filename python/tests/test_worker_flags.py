@@ -1,0 +1,26 @@
+"""The worker's number flags (worker_flags.py): argparse refuses a bad value, naming the flag."""
+
+import pytest
+
+from colocated_wire.worker import parse_args
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--max-concurrent-calls", "0", "must be at least 1, not 0"),
+        ("--max-inflight-bytes", "-5", "must be at least 1, not -5"),
+        ("--program-cache", "many", "invalid positive value: 'many'"),
+        ("--retain-freed-bytes", "-1", "must be at least 0, not -1"),
+        ("--retain-freed-bytes", "1.5", "invalid non_negative value: '1.5'"),
+    ],
+)
+def test_a_bad_number_is_refused_naming_the_flag(capsys, flag, value, said):
+    with pytest.raises(SystemExit):
+        parse_args([flag, value])
+    assert f"argument {flag}: {said}" in capsys.readouterr().err
+
+
+def test_the_smallest_values_are_taken():
+    args = parse_args(["--max-concurrent-calls", "1", "--retain-freed-bytes", "0"])
+    assert (args.max_concurrent_calls, args.retain_freed_bytes) == (1, 0)
