@@ -22,7 +22,7 @@ import argparse
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 AUTO = "auto"
 OFF = "off"
@@ -104,4 +104,5 @@ def spread() -> Iterator[None]:
     try:
         yield
     finally:  # a generator closed by another thread must not pin that one
-        os.sched_setaffinity(thread, pinned_to)
+        with suppress(ProcessLookupError):  # the thread has ended
+            os.sched_setaffinity(thread, pinned_to)

@@ -84,6 +84,39 @@ def test_a_stream_spreads_over_the_cpus_from_before_the_pin_and_is_pinned_again_
     assert in_thread(pinned_thread_spreads) == (CPUS, {cpu})
 
 
+@two_cpus
+def test_a_stream_closed_by_another_thread_pins_its_own_thread_again_not_the_closer():
+    cpu = min(CPUS)
+    opened = threading.Event()
+    close_now = threading.Event()
+    seen = {}
+
+    def stream():
+        with worker_affinity.spread():
+            yield os.sched_getaffinity(0)
+
+    def serving_thread():
+        generator = stream()
+        seen["during"] = next(generator)  # suspended inside spread(), like a cancelled call
+        seen["generator"] = generator
+        opened.set()
+        close_now.wait()
+        seen["after"] = os.sched_getaffinity(0)
+
+    def pin_and_serve():
+        with worker_affinity.pinned(cpu):
+            thread = threading.Thread(target=serving_thread)
+            thread.start()
+        opened.wait()
+        seen["generator"].close()  # this thread, unpinned, ends the stream
+        seen["closer"] = os.sched_getaffinity(0)
+        close_now.set()
+        thread.join()
+
+    in_thread(lambda: pin_and_serve() or True)
+    assert (seen["during"], seen["closer"], seen["after"]) == (CPUS, CPUS, {cpu})
+
+
 def thread_cpus(pid: int) -> dict[int, tuple[str, str]]:
     """Each thread of `pid`: its name and the CPUs it may run on, as /proc lists them."""
     threads = {}
