@@ -24,7 +24,7 @@ SERVICE = "colocated.bench.Echo"
 
 
 def compress_if_asked(context) -> None:
-    """gzip on the answer when the client asked for it, as the worker's interceptor does."""
+    """gzip on the answer when the client asks for it, as the worker does."""
     asked = dict(context.invocation_metadata() or ()).get(COMPRESSION_METADATA)
     if asked in ALGORITHMS:
         context.set_compression(ALGORITHMS[asked])

@@ -174,9 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ],
-        interceptors=[worker_compression.CompressionInterceptor(args.compression)],
     )
-    server.add_generic_rpc_handlers((worker_service.handlers(service),))
+    server.add_generic_rpc_handlers((worker_service.handlers(service, args.compression),))
     # standard services (health, reflection): helper H
     health = worker_health.add_standard_services(server, reflect=args.reflection)
     port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)

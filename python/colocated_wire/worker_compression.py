@@ -14,8 +14,6 @@ import argparse
 
 import grpc
 
-from colocated_wire.worker_health import WORKER_SERVICE
-
 #: The metadata key a client sends to ask for compressed responses; its value names the algorithm.
 COMPRESSION_METADATA = "colocated-compression"
 ALGORITHMS = {"gzip": grpc.Compression.Gzip}
@@ -31,22 +29,33 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class CompressionInterceptor(grpc.ServerInterceptor):
-    """Sets gzip on the responses of the worker's calls whose client asked for it."""
+class CompressedWhenAsked(grpc.GenericRpcHandler):
+    """A service's method handlers, each with a twin that gzips its responses, chosen per call
+    by the client's `colocated-compression` metadata.
 
-    def __init__(self, allowed: str):
-        self._allowed = ALGORITHMS.get(allowed)
+    A generic handler, not a server interceptor: gRPC runs an interceptor on the poller thread
+    that every call goes through, for every service, and this lookup is one dict away.
+    """
 
-    def intercept_service(self, continuation, handler_call_details):
-        handler = continuation(handler_call_details)
-        if handler is None or self._allowed is None:
-            return handler
-        if not handler_call_details.method.startswith(f"/{WORKER_SERVICE}/"):
-            return handler
-        asked = dict(handler_call_details.invocation_metadata or ()).get(COMPRESSION_METADATA)
-        if ALGORITHMS.get(asked) != self._allowed:
-            return handler
-        return with_compression(handler, self._allowed)
+    def __init__(self, service: str, methods: dict[str, grpc.RpcMethodHandler], allowed: str):
+        self._plain = {f"/{service}/{name}": handler for name, handler in methods.items()}
+        algorithm = ALGORITHMS.get(allowed)
+        self._asks = allowed if algorithm is not None else None
+        self._compressed = (
+            {}
+            if algorithm is None
+            else {path: with_compression(h, algorithm) for path, h in self._plain.items()}
+        )
+
+    def service(self, handler_call_details):
+        method = handler_call_details.method
+        if self._asks is not None:
+            for key, value in handler_call_details.invocation_metadata or ():
+                if key == COMPRESSION_METADATA:
+                    if value == self._asks:
+                        return self._compressed.get(method)
+                    break
+        return self._plain.get(method)
 
 
 def with_compression(handler: grpc.RpcMethodHandler, algorithm: grpc.Compression):
