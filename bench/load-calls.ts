@@ -77,7 +77,7 @@ export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Arr
 }
 
 /** Calls made before any is measured: enough for V8 to have compiled the client's code. */
-const WARM_UP_CALLS = 100;
+const WARM_UP_CALLS = 500;
 
 /** One side of a comparison: how to make a call, and the server process that answers it. */
 export interface CallSide {

@@ -23,6 +23,12 @@ import { startEcho, startWorker, stop } from "./load-servers";
  */
 
 export const CONCURRENCY = [1, 8, 64];
+/**
+ * Calls a side (at least 20 per concurrent call) and the turns they are split into. Many
+ * calls in many turns: with 200-call turns, one stall of this shared machine decided a ratio.
+ */
+const FULL_CALLS = { calls: 3000, turns: 6 };
+const QUICK_CALLS = { calls: 200, turns: 2 };
 const GIB = 2 ** 30;
 /** The sharded call's chunk size (DEFAULT_CHUNK_BYTES), which the echo's stream uses too. */
 const CHUNK_BYTES = 1 << 20;
@@ -63,8 +69,8 @@ export async function measureLoad(
       };
       for (const concurrency of CONCURRENCY) {
         progress(`load: small program, ${concurrency} at once`);
-        const calls = Math.max(quick ? 100 : 800, 20 * concurrency);
-        const [w, e] = await callsInTurns(concurrency, calls, quick ? 2 : 4, [
+        const { calls, turns } = quick ? QUICK_CALLS : FULL_CALLS;
+        const [w, e] = await callsInTurns(concurrency, Math.max(calls, 20 * concurrency), turns, [
           {
             call: () => client.execute(SMALL.program, SMALL.inputs),
             serverPid: worker.process.pid,
@@ -136,7 +142,7 @@ const x = (v: number) => `${v.toFixed(2)}×`;
 /** The load bench's results as markdown: calls, the array, targets, gzip. */
 export function loadMarkdown(r: LoadResults): string {
   const lines = [
-    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes. The two take turns (four each, or two with --quick) so that a machine that slows down midway slows both.`,
+    `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes. The two take turns (${FULL_CALLS.turns} each, or ${QUICK_CALLS.turns} with --quick; ${FULL_CALLS.calls} calls a side, or ${QUICK_CALLS.calls}) so that a machine that slows down midway slows both.`,
     "",
     "| at once | worker calls/s | echo calls/s | time per call × echo | worker p50 / p99 ms | echo p50 / p99 ms | p50 × echo |",
     "| --- | --- | --- | --- | --- | --- | --- |",
