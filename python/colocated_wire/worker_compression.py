@@ -48,6 +48,7 @@ class CompressedWhenAsked(grpc.GenericRpcHandler):
         )
 
     def service(self, handler_call_details):
+        """The call's handler (its gzip twin when asked and allowed); None for other methods."""
         method = handler_call_details.method
         if self._asks is not None:
             for key, value in handler_call_details.invocation_metadata or ():
