@@ -33,8 +33,8 @@ class CompressedWhenAsked(grpc.GenericRpcHandler):
     """A service's method handlers, each with a twin that gzips its responses, chosen per call
     by the client's `colocated-compression` metadata.
 
-    A generic handler, not a server interceptor: gRPC runs an interceptor on the poller thread
-    that every call goes through, for every service, and this lookup is one dict away.
+    A generic handler, not a server interceptor: it sees only the worker's own methods (not
+    health or reflection), and no interceptor pipeline wraps every call's lookup.
     """
 
     def __init__(self, service: str, methods: dict[str, grpc.RpcMethodHandler], allowed: str):

@@ -22,14 +22,13 @@ from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotia
 from colocated_wire.worker_compression import CompressedWhenAsked
 from colocated_wire.worker_errors import Refused, invalid_argument
 from colocated_wire.worker_execute import check_version, execute
+from colocated_wire.worker_health import WORKER_SERVICE
 from colocated_wire.worker_limits import CallLimits
 from colocated_wire.worker_policy import WorkerPolicy
 from colocated_wire.worker_programs import ProgramCache
 from colocated_wire.worker_requests import ExecuteCall, read_request, read_sharded_request
 from colocated_wire.worker_sharded import serve as serve_sharded
 from colocated_wire.worker_topology import get_topology
-
-SERVICE = "colocated.v1.ColocatedWorkerService"
 
 
 class ColocatedWorker:
@@ -131,4 +130,4 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
             request_deserializer=read_sharded_request,
         ),
     }
-    return CompressedWhenAsked(SERVICE, methods, compression)
+    return CompressedWhenAsked(WORKER_SERVICE, methods, compression)

@@ -8,8 +8,7 @@ import grpc
 import pytest
 
 from colocated_wire.worker_compression import COMPRESSION_METADATA, CompressedWhenAsked
-
-SERVICE = "colocated.v1.ColocatedWorkerService"
+from colocated_wire.worker_health import WORKER_SERVICE as SERVICE
 
 
 class Details(grpc.HandlerCallDetails):
