@@ -6,7 +6,7 @@ export type Served = WorkerProcess;
 
 /** The most calls at once the load bench makes; the worker and the echo both take that many. */
 export const MAX_CONCURRENCY = 64;
-/** The worker's threads beyond its call limit (CONTROL_THREADS in worker.py); the echo gets as many. */
+/** The worker's threads beyond its call limit (CONTROL_THREADS in worker/main.py); the echo gets as many. */
 const CONTROL_THREADS = 4;
 
 /** Starts the worker on 8 CPU devices, allowing the examples and MAX_CONCURRENCY calls at once. */

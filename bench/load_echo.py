@@ -17,8 +17,8 @@ from concurrent import futures
 
 import grpc
 
-from colocated_wire.worker import MAX_MESSAGE_BYTES
-from colocated_wire.worker_compression import ALGORITHMS, COMPRESSION_METADATA
+from colocated_wire.worker.compression import ALGORITHMS, COMPRESSION_METADATA
+from colocated_wire.worker.main import MAX_MESSAGE_BYTES
 
 SERVICE = "colocated.bench.Echo"
 

@@ -15,9 +15,9 @@ from jax.sharding import PartitionSpec as P
 from colocated_wire import SCHEMA_MINOR_VERSION, deserialize_specs, examples, serialize_program
 from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
 from colocated_wire.negotiate import VersionRange
-from colocated_wire.worker import main as worker_main
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_service import ColocatedWorker, handlers
+from colocated_wire.worker.main import main as worker_main
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.service import ColocatedWorker, handlers
 
 EXAMPLES = frozenset({"colocated_wire.examples"})
 SDS = jax.ShapeDtypeStruct

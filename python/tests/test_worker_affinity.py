@@ -1,4 +1,4 @@
-"""The serving threads share one CPU (worker_affinity.py): the CPU chosen, the pin and its
+"""The serving threads share one CPU (worker/affinity.py): the CPU chosen, the pin and its
 inheritance in threads, streams given their CPUs back, and a real worker process's threads."""
 
 import os
@@ -10,8 +10,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from test_worker_drain import Worker
 
-from colocated_wire import worker_affinity
-from colocated_wire.worker import main as worker_main
+from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker.main import main as worker_main
 
 CPUS = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
 two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="pinning needs two CPUs to show")

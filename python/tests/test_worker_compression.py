@@ -7,8 +7,8 @@ The byte counts on the wire are tested through a real worker in test/worker-comp
 import grpc
 import pytest
 
-from colocated_wire.worker_compression import COMPRESSION_METADATA, CompressedWhenAsked
-from colocated_wire.worker_health import WORKER_SERVICE as SERVICE
+from colocated_wire.worker.compression import COMPRESSION_METADATA, CompressedWhenAsked
+from colocated_wire.worker.health import WORKER_SERVICE as SERVICE
 
 
 class Details(grpc.HandlerCallDetails):

@@ -1,8 +1,8 @@
-"""The worker's number flags (worker_flags.py): argparse refuses a bad value, naming the flag."""
+"""The worker's number flags (worker/flags.py): argparse refuses a bad value, naming the flag."""
 
 import pytest
 
-from colocated_wire.worker import parse_args
+from colocated_wire.worker.main import parse_args
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from colocated_wire.worker_health import HEALTH_SERVICE, WORKER_SERVICE, add_standard_services
+from colocated_wire.worker.health import HEALTH_SERVICE, WORKER_SERVICE, add_standard_services
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING

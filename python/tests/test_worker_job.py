@@ -28,13 +28,15 @@ from jax.sharding import PartitionSpec as P
 from test_worker import served
 from test_worker_sharded import Req, chunk
 
-from colocated_wire import deserialize_specs, examples, serialize_program, worker, worker_job
+from colocated_wire import deserialize_specs, examples, serialize_program
 from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2, service_pb2_grpc
 from colocated_wire.entries.device_list import lower_device_ids
 from colocated_wire.iota import materialize_iota
-from colocated_wire.worker_arrays import index_of
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_service import ColocatedWorker
+from colocated_wire.worker import job as worker_job
+from colocated_wire.worker import main as worker
+from colocated_wire.worker.arrays import index_of
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.service import ColocatedWorker
 
 JOB_IDS = [0, 1, 2, 3, 2048, 2049, 2050, 2051]
 DEADLINE = 120  # seconds; a loaded machine starts a job in a few

@@ -15,12 +15,13 @@ import pytest
 import worker_gate
 from test_worker import X, Y, float_spec, program, refusal, request, served
 
-from colocated_wire import examples, worker_execute
+from colocated_wire import examples
 from colocated_wire._gen.colocated.v1 import service_pb2
-from colocated_wire.worker_limits import CallLimits
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_programs import ProgramCache
-from colocated_wire.worker_service import ColocatedWorker
+from colocated_wire.worker import execute as worker_execute
+from colocated_wire.worker.limits import CallLimits
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.programs import ProgramCache
+from colocated_wire.worker.service import ColocatedWorker
 
 ALLOWED = frozenset({"colocated_wire.examples", "worker_gate"})
 

@@ -1,4 +1,4 @@
-"""The worker keeps freed memory (worker_memory.py): the environment it starts itself again
+"""The worker keeps freed memory (worker/memory.py): the environment it starts itself again
 with, and a real worker process that has it, or not when told so."""
 
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_worker_drain import Worker
 
-from colocated_wire import worker_memory
+from colocated_wire.worker import memory as worker_memory
 
 GIB = 1 << 30
 RETAINING = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(GIB)}

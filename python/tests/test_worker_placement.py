@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
-from colocated_wire import worker_placement
-from colocated_wire.worker_placement import place, placed_directly
+from colocated_wire.worker import placement as worker_placement
+from colocated_wire.worker.placement import place, placed_directly
 
 HOSTS = [
     np.arange(32, dtype=np.float32).reshape(8, 4),

@@ -9,11 +9,13 @@ import pytest
 from jax.sharding import PartitionSpec as P
 from test_worker import X, Y, channel_to, float_spec, program, refusal, request, served
 
-from colocated_wire import examples, worker_execute, worker_programs
+from colocated_wire import examples
 from colocated_wire._gen.colocated.v1 import service_pb2
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_programs import ProgramCache
-from colocated_wire.worker_service import ColocatedWorker
+from colocated_wire.worker import execute as worker_execute
+from colocated_wire.worker import programs as worker_programs
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.programs import ProgramCache
+from colocated_wire.worker.service import ColocatedWorker
 
 EXAMPLES = frozenset({"colocated_wire.examples"})
 

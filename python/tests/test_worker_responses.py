@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
-from colocated_wire.worker_responses import (
+from colocated_wire.worker.responses import (
     SHARDED_END,
     execute_response,
     sharded_chunk,

@@ -14,11 +14,11 @@ from jax.sharding import PartitionSpec as P
 
 from colocated_wire import deserialize_specs, examples, serialize_program
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
-from colocated_wire.worker import MAX_MESSAGE_BYTES
-from colocated_wire.worker_arrays import index_of
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_service import ColocatedWorker, handlers
-from colocated_wire.worker_sharded import ALIGNMENT, MAX_CHUNK_BYTES, aligned_buffer
+from colocated_wire.worker.arrays import index_of
+from colocated_wire.worker.main import MAX_MESSAGE_BYTES
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.service import ColocatedWorker, handlers
+from colocated_wire.worker.sharded import ALIGNMENT, MAX_CHUNK_BYTES, aligned_buffer
 
 SDS = jax.ShapeDtypeStruct
 Req = service_pb2.ExecuteShardedRequest

@@ -15,8 +15,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from colocated_wire.worker_health import add_standard_services
-from colocated_wire.worker_tls import (
+from colocated_wire.worker.health import add_standard_services
+from colocated_wire.worker.tls import (
     TlsFiles,
     add_flags,
     add_port,

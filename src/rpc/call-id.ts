@@ -4,7 +4,7 @@ import { Metadata } from "@grpc/grpc-js";
 /**
  * The gRPC metadata that names one call of a JAX job on every member's stream: each member
  * waits at a barrier of that name for the others before it runs the function, so a call that
- * one member refused runs on none (python/colocated_wire/worker_job.py).
+ * one member refused runs on none (python/colocated_wire/worker/job.py).
  */
 export const CALL_ID_KEY = "colocated-call-id";
 

@@ -34,7 +34,7 @@ export interface ChannelOptions {
   compression?: Compression;
 }
 
-/** The metadata key that asks the worker for compressed responses (worker_compression.py). */
+/** The metadata key that asks the worker for compressed responses (worker/compression.py). */
 export const COMPRESSION_METADATA = "colocated-compression";
 
 /** grpc-js's number for gzip (its CompressionAlgorithms enum). */

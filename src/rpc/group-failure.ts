@@ -6,7 +6,7 @@ import { type GroupMember, MemberError } from "./group-member";
  * Every member's result of one group call; or, when a member fails, a MemberError naming it,
  * with the call cancelled on the others. A failure in time does not say whose it is: a member
  * that answers ABORTED only says that another never reached the call's barrier
- * (python/colocated_wire/worker_job.py), and one whose deadline passed may have waited for
+ * (python/colocated_wire/worker/job.py), and one whose deadline passed may have waited for
  * the others. So those wait until every member has settled (by the same deadline), then a
  * member that failed otherwise is named, else one that never answered, else one that
  * answered ABORTED. When the caller aborted, the first failure is rejected as it is.

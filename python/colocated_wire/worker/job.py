@@ -27,8 +27,8 @@ from jax import tree_util
 from jax._src import distributed
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from colocated_wire import worker_log
-from colocated_wire.worker_errors import Refused, failed_precondition, invalid_argument
+from colocated_wire.worker import log as worker_log
+from colocated_wire.worker.errors import Refused, failed_precondition, invalid_argument
 
 # The gRPC metadata key that names one call of a job, the same on every member's stream.
 CALL_ID_KEY = "colocated-call-id"

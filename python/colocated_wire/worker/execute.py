@@ -3,7 +3,7 @@ its payload, lifted once), check the inputs, place them, run the function,
 and describe its outputs.
 
 Every way a call can be refused raises `Refused` with its gRPC status code;
-the servicer (worker_service.py) turns that into the call's status. Between
+the servicer (worker/service.py) turns that into the call's status. Between
 the steps the call checks that its client still waits, so a cancelled call
 or one past its deadline stops there.
 """
@@ -21,18 +21,18 @@ from colocated_wire.decode import Program
 from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import EncodeError
 from colocated_wire.version import SCHEMA_MINOR_VERSION
-from colocated_wire.worker_arrays import as_output, output_bytes, output_spec, place_inputs
-from colocated_wire.worker_errors import (
+from colocated_wire.worker.arrays import as_output, output_bytes, output_spec, place_inputs
+from colocated_wire.worker.errors import (
     cancelled,
     failed_precondition,
     function_failed,
     invalid_argument,
 )
-from colocated_wire.worker_job import check_unary
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_programs import LoadedProgram, ProgramCache
-from colocated_wire.worker_requests import ExecuteCall
-from colocated_wire.worker_responses import execute_response
+from colocated_wire.worker.job import check_unary
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.programs import LoadedProgram, ProgramCache
+from colocated_wire.worker.requests import ExecuteCall
+from colocated_wire.worker.responses import execute_response
 
 
 def execute(

@@ -26,7 +26,7 @@ import numpy as np
 from jax._src.random import prng
 
 from colocated_wire.decode import Program
-from colocated_wire.worker_errors import invalid_argument
+from colocated_wire.worker.errors import invalid_argument
 
 _KEY_DATA = np.dtype("<u4")  # every PRNG impl's key data is uint32
 

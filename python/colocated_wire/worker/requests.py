@@ -19,7 +19,7 @@ from google.protobuf.message import DecodeError
 
 from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2
 from colocated_wire._gen.colocated.v1.service_pb2 import ExecuteStart, ShardIndex
-from colocated_wire.worker_errors import Refused, invalid_argument
+from colocated_wire.worker.errors import Refused, invalid_argument
 
 _VARINT, _FIXED64, _DELIMITED, _FIXED32 = 0, 1, 2, 5
 

@@ -8,10 +8,10 @@ flight get --grace-period seconds to finish, then it exits 0. Importing this
 package imports jax, but JAX reads the device count and platform only when
 its backend starts, so setting them before the first device query is in time.
 With --coordinator, --num-processes and --process-id it joins many workers as
-one JAX job first (worker_job.py), and prints `listening on` once all have joined.
+one JAX job first (worker/job.py), and prints `listening on` once all have joined.
 Run as a program, it first starts itself again with glibc set to keep freed
-memory for the next call (worker_memory.py). Its serving threads share one CPU
-(worker_affinity.py).
+memory for the next call (worker/memory.py). Its serving threads share one CPU
+(worker/affinity.py).
 """
 
 from __future__ import annotations
@@ -23,18 +23,16 @@ import sys
 import threading
 from concurrent import futures
 
-from colocated_wire import (
-    worker_affinity,
-    worker_compression,
-    worker_health,
-    worker_job,
-    worker_log,
-    worker_memory,
-    worker_tls,
-)
-from colocated_wire.worker_flags import positive
-from colocated_wire.worker_limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
-from colocated_wire.worker_programs import DEFAULT_CAPACITY
+from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker import compression as worker_compression
+from colocated_wire.worker import health as worker_health
+from colocated_wire.worker import job as worker_job
+from colocated_wire.worker import log as worker_log
+from colocated_wire.worker import memory as worker_memory
+from colocated_wire.worker import tls as worker_tls
+from colocated_wire.worker.flags import positive
+from colocated_wire.worker.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
+from colocated_wire.worker.programs import DEFAULT_CAPACITY
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 CONTROL_THREADS = 4
@@ -135,11 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     import grpc
     import jax
 
-    from colocated_wire import worker_service
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
-    from colocated_wire.worker_limits import CallLimits
-    from colocated_wire.worker_policy import WorkerPolicy
-    from colocated_wire.worker_programs import ProgramCache
+    from colocated_wire.worker import service as worker_service
+    from colocated_wire.worker.limits import CallLimits
+    from colocated_wire.worker.policy import WorkerPolicy
+    from colocated_wire.worker.programs import ProgramCache
 
     versions = VersionRange(
         DEFAULT_VERSION_RANGE.min_version if args.min_version is None else args.min_version,
@@ -209,8 +207,3 @@ def main(argv: list[str] | None = None) -> int:
     # Their threads may be inside a function that never returns; exiting must not join them.
     sys.stdout.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    worker_memory.restart_retaining(parse_args().retain_freed_bytes)  # glibc reads it at start
-    sys.exit(main())

@@ -23,10 +23,10 @@ import grpc
 import jax
 import numpy as np
 
-from colocated_wire import worker_affinity
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
-from colocated_wire.worker_arrays import (
+from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker.arrays import (
     Index,
     assemble,
     item_bytes,
@@ -35,18 +35,18 @@ from colocated_wire.worker_arrays import (
     put_shard,
     shard_devices,
 )
-from colocated_wire.worker_errors import Refused, function_failed, invalid_argument
-from colocated_wire.worker_execute import (
+from colocated_wire.worker.errors import Refused, function_failed, invalid_argument
+from colocated_wire.worker.execute import (
     call_arguments,
     check_active,
     check_version,
     output_specs_payload,
     run,
 )
-from colocated_wire.worker_inputs import is_float0
-from colocated_wire.worker_job import held_here, own_shards, run_together
-from colocated_wire.worker_requests import ChunkView, ShardedRequest
-from colocated_wire.worker_responses import SHARDED_END, sharded_chunk, sharded_specs
+from colocated_wire.worker.inputs import is_float0
+from colocated_wire.worker.job import held_here, own_shards, run_together
+from colocated_wire.worker.requests import ChunkView, ShardedRequest
+from colocated_wire.worker.responses import SHARDED_END, sharded_chunk, sharded_specs
 
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from colocated_wire.worker_errors import resource_exhausted, unavailable
+from colocated_wire.worker.errors import resource_exhausted, unavailable
 
 DEFAULT_MAX_CALLS = 16
 DEFAULT_MAX_BYTES = 1 << 30

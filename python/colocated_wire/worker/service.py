@@ -4,7 +4,7 @@ It keeps no per-client state: GetVersion applies the negotiation rule to the
 client's range, and every call names the version it uses, which must lie in
 this worker's range. What it keeps is shared by every client: the programs
 it lifted (by the digest of their bytes) and the calls and bytes in flight.
-Execute and LoadProgram are read from their bytes (worker_requests.py), so
+Execute and LoadProgram are read from their bytes (worker/requests.py), so
 a program's payload is hashed and decoded as the client sent it.
 """
 
@@ -16,19 +16,19 @@ from collections.abc import Callable
 
 import grpc
 
-from colocated_wire import worker_log
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
-from colocated_wire.worker_compression import CompressedWhenAsked
-from colocated_wire.worker_errors import Refused, invalid_argument
-from colocated_wire.worker_execute import check_version, execute
-from colocated_wire.worker_health import WORKER_SERVICE
-from colocated_wire.worker_limits import CallLimits
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_programs import ProgramCache
-from colocated_wire.worker_requests import ExecuteCall, read_request, read_sharded_request
-from colocated_wire.worker_sharded import serve as serve_sharded
-from colocated_wire.worker_topology import get_topology
+from colocated_wire.worker import log as worker_log
+from colocated_wire.worker.compression import CompressedWhenAsked
+from colocated_wire.worker.errors import Refused, invalid_argument
+from colocated_wire.worker.execute import check_version, execute
+from colocated_wire.worker.health import WORKER_SERVICE
+from colocated_wire.worker.limits import CallLimits
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.programs import ProgramCache
+from colocated_wire.worker.requests import ExecuteCall, read_request, read_sharded_request
+from colocated_wire.worker.sharded import serve as serve_sharded
+from colocated_wire.worker.topology import get_topology
 
 
 class ColocatedWorker:
@@ -116,7 +116,7 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
         ),
         "Execute": grpc.unary_unary_rpc_method_handler(
             service.Execute,
-            request_deserializer=read_request,  # answered with its bytes (worker_responses.py)
+            request_deserializer=read_request,  # answered with its bytes (worker/responses.py)
         ),
         "GetTopology": grpc.unary_unary_rpc_method_handler(
             get_topology,
@@ -125,8 +125,8 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
         ),
         "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
             lambda requests, context: serve_sharded(service, requests, context),
-            # Both ways as bytes: a chunk's data is copied once each way (worker_requests.py,
-            # worker_responses.py).
+            # Both ways as bytes: a chunk's data is copied once each way (worker/requests.py,
+            # worker/responses.py).
             request_deserializer=read_sharded_request,
         ),
     }

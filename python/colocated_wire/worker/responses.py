@@ -1,4 +1,4 @@
-"""ExecuteResponse written as its bytes, the counterpart of worker_requests.py.
+"""ExecuteResponse written as its bytes, the counterpart of worker/requests.py.
 
 A small call's answer is a few hundred bytes, and building it as a message
 (parsing the SpecsPayload bytes into it, adding the outputs, serializing it

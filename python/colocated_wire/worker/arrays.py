@@ -14,8 +14,8 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from colocated_wire.worker_errors import failed_precondition, function_failed, invalid_argument
-from colocated_wire.worker_inputs import (
+from colocated_wire.worker.errors import failed_precondition, function_failed, invalid_argument
+from colocated_wire.worker.inputs import (
     default_sharding,
     host_output,
     host_value,
@@ -24,8 +24,8 @@ from colocated_wire.worker_inputs import (
     wire_form,
     wire_item_bytes,
 )
-from colocated_wire.worker_job import own_shards
-from colocated_wire.worker_placement import place
+from colocated_wire.worker.job import own_shards
+from colocated_wire.worker.placement import place
 
 # A shard's place in the global array: per dimension, (start, stop).
 Index = tuple[tuple[int, int], ...]
@@ -141,7 +141,7 @@ def place_inputs(
 ) -> list[jax.Array]:
     """Every input placed, its data already checked against its spec (InputCheck)."""
     placed = [host_input(spec, d, devices) for spec, d in zip(specs, data, strict=True)]
-    try:  # JAX's per-call overhead paid once for all inputs, or not at all (worker_placement.py)
+    try:  # JAX's per-call overhead paid once for all inputs, or not at all (worker/placement.py)
         return place([h for h, _ in placed], [s for _, s in placed])
     except (ValueError, TypeError, RuntimeError):
         # One at a time, so that the refusal names the input JAX cannot place.

@@ -17,15 +17,15 @@ import threading
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftError
 from colocated_wire.functions import UnloadedFunction, name_of
-from colocated_wire.worker_errors import (
+from colocated_wire.worker.errors import (
     failed_precondition,
     invalid_argument,
     not_found,
     permission_denied,
 )
-from colocated_wire.worker_inputs import InputCheck, input_check
-from colocated_wire.worker_policy import WorkerPolicy
-from colocated_wire.worker_requests import header_minor_version
+from colocated_wire.worker.inputs import InputCheck, input_check
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.requests import header_minor_version
 
 DEFAULT_CAPACITY = 64
 

@@ -24,7 +24,7 @@ import platform
 import sys
 from collections.abc import Mapping
 
-from colocated_wire.worker_flags import non_negative
+from colocated_wire.worker.flags import non_negative
 
 DEFAULT_RETAINED_BYTES = 4 << 30
 
