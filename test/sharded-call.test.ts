@@ -17,8 +17,15 @@ import {
   ShapeDtypeStruct,
   treeFlatten,
 } from "../src";
-import { callInputs, type ShardedProgress, WorkerClient, WorkerError } from "../src/rpc";
+import {
+  callInputs,
+  type ShardedProgress,
+  WorkerClient,
+  WorkerError,
+  WorkerGroup,
+} from "../src/rpc";
 import { ShardLayout } from "../src/rpc/shard-layout";
+import { checkShardedCall } from "../src/rpc/sharded-call";
 import { ShardedOutputs } from "../src/rpc/sharded-outputs";
 import { distinctShards, type ShardIndex } from "../src/shard-indices";
 import { range } from "./fixtures";
@@ -205,6 +212,99 @@ describe("ShardedOutputs checks the worker's stream", () => {
   );
 });
 
+describe("into takes any ArrayBufferView, and anything else is refused at the call", () => {
+  const spec = f32([8, 4], "x", "y");
+  const check = (into: unknown) =>
+    checkShardedCall([], [], { into: into as ArrayBufferView[] }).into;
+  const payload = () => {
+    const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(spec);
+    return SpecsPayload.decode(encodeSpecs(treedef, leaves));
+  };
+
+  test("each buffer becomes a Uint8Array on exactly its bytes; a Uint8Array is itself", () => {
+    const big = new ArrayBuffer(64);
+    const mine = new Uint8Array(8);
+    const views = check([
+      mine,
+      new Float32Array(3),
+      new DataView(big, 12, 20),
+      new Int16Array(big, 2, 5),
+    ]) as Uint8Array[];
+    expect(views[0]).toBe(mine);
+    expect(views.slice(1).map((v) => [v.buffer === big, v.byteOffset, v.byteLength])).toEqual([
+      [false, 0, 12],
+      [true, 12, 20],
+      [true, 2, 10],
+    ]);
+    expect(check(undefined)).toBeUndefined();
+  });
+
+  test("shards land in a Float32Array and in a DataView's own bytes, nowhere else", () => {
+    const big = new Uint8Array(160).fill(0xee);
+    const window = new DataView(big.buffer, 16, 128);
+    for (const into of [new Float32Array(32), window]) {
+      const out = new ShardedOutputs(1, undefined, check([into]));
+      out.specs(payload());
+      for (const { index } of distinctShards(spec.sharding as NamedSharding, spec.shape)) {
+        const shard = Float32Array.from(range(4), (k) => 10 * index.start[0] + k + index.start[1]);
+        out.chunk({
+          leaf: 0,
+          index: { start: index.start.map(BigInt), stop: index.stop.map(BigInt) },
+          offset: 0n,
+          data: new Uint8Array(shard.buffer),
+          last: true,
+        });
+      }
+      out.end();
+      const got = out.result()[0];
+      expect([got.buffer, got.byteOffset, got.byteLength]).toEqual([
+        into.buffer,
+        into.byteOffset,
+        128,
+      ]);
+      // Element [r, c] of shard rows r0..r0+3 is 10 * r0 + (r - r0) + c: row-major in place.
+      const want = Float32Array.from(range(32), (i) => {
+        const [r, c] = [Math.floor(i / 4), i % 4];
+        return 10 * (r - (r % 4)) + (r % 4) + c;
+      });
+      expect(new Float32Array(got.buffer, got.byteOffset, 32)).toEqual(want);
+    }
+    expect(big.subarray(0, 16).every((b) => b === 0xee)).toBe(true);
+    expect(big.subarray(144).every((b) => b === 0xee)).toBe(true);
+  });
+
+  test("a view of the wrong size names the output, its byte length and the view's", () => {
+    const out = new ShardedOutputs(1, undefined, check([new Float32Array(16)]));
+    expect(() => out.specs(payload())).toThrow(
+      "into[0]: 64 bytes, but the float32[8,4] output has 128",
+    );
+  });
+
+  const refused: [string, unknown, string][] = [
+    ["a number", [new Float32Array(32), 3], "into[1]: a number, not an ArrayBufferView"],
+    ["null", [null], "into[0]: null, not an ArrayBufferView"],
+    ["a hole", new Array(1), "into[0]: undefined, not an ArrayBufferView"],
+    ["a plain array", [[1, 2, 3]], "into[0]: an array, not an ArrayBufferView"],
+    ["an ArrayBuffer", [new ArrayBuffer(128)], "into[0]: an ArrayBuffer, not an ArrayBufferView"],
+    [
+      "one view, not in an array",
+      new Float32Array(32),
+      "into: a Float32Array, not an array of one ArrayBufferView per output leaf",
+    ],
+  ];
+  test.each(refused)("%s is a TypeError at the call", (_name, into, text) => {
+    expect(() => check(into)).toThrow(TypeError);
+    expect(() => check(into)).toThrow(text);
+    // A WorkerGroup checks before its turn: it needs no member to refuse it.
+    const group = Object.create(WorkerGroup.prototype) as WorkerGroup;
+    const program = example("summarize", [spec, spec]);
+    const inputs = [new Float32Array(32), new Float32Array(32)];
+    expect(() => group.executeSharded(program, inputs, { into: into as Uint8Array[] })).toThrow(
+      text,
+    );
+  });
+});
+
 describe("ExecuteSharded against a real worker", () => {
   let worker: RunningWorker;
   let doomed: RunningWorker;
@@ -289,7 +389,42 @@ describe("ExecuteSharded against a real worker", () => {
     await expect(client.executeSharded(program, [X, Y], { chunkBytes: 8 << 20 })).rejects.toThrow(
       RangeError,
     );
+    const into = [new Int32Array(1), [0, 0] as unknown as Float32Array];
+    await expect(client.executeSharded(program, [X, Y], { into })).rejects.toThrow(
+      "into[1]: an array, not an ArrayBufferView (a typed array, DataView or Buffer)",
+    );
     expect(client.programLoads).toBe(0);
+  });
+
+  test("into a Float32Array, a Buffer and a DataView at an offset: each gets its output", async () => {
+    const client = await connect(worker);
+    const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    // Leaves in key order: count_positive int32[], doubled f32[8,4], positive bool[8,4],
+    // row_sums f32[8], sum f32[8,4].
+    const big = new Uint8Array(64).fill(0xee);
+    const rowSums = new DataView(big.buffer, 12, 32);
+    const sums = new Float32Array(new ArrayBuffer(160), 16, 32);
+    const into = [new Int32Array(1), new Float32Array(32), Buffer.alloc(32), rowSums, sums];
+    const { outputs, data } = await client.executeSharded(program, [X, Y], { into });
+    expectSummarized(X, outputs, data);
+    for (const [i, d] of data.entries()) {
+      expect([d.buffer, d.byteOffset, d.byteLength]).toEqual([
+        into[i].buffer,
+        into[i].byteOffset,
+        into[i].byteLength,
+      ]);
+    }
+    expect(into[1]).toEqual(X.map((v) => v * 2));
+    const rows = Float32Array.from(range(8), (r) => rowSums.getFloat32(4 * r, true));
+    expect(rows).toEqual(Float32Array.from(range(8), (r) => 4 * (4 * r - 10) + 6));
+    expect(sums).toEqual(X.map((v) => v + 0.5));
+    expect([...big.subarray(0, 12), ...big.subarray(44)].every((b) => b === 0xee)).toBe(true);
+    // One of the wrong size is refused once the worker names the outputs, and none is written.
+    const short = new Float32Array(16).fill(7);
+    await expect(
+      client.executeSharded(program, [X, Y], { into: [into[0], short, ...into.slice(2)] }),
+    ).rejects.toThrow("into[1]: 64 bytes, but the float32[8,4] output has 128");
+    expect(short.every((v) => v === 7)).toBe(true);
   });
 
   test("a stream that stops without `end` is INVALID_ARGUMENT, and the worker serves on", async () => {

@@ -44,9 +44,12 @@ export interface ShardedOptions {
   /**
    * Buffers to write the outputs into, one per output leaf of its exact byte length, in place
    * of new ones: a caller that calls the same program again and again reuses them, and pays
-   * for fresh memory once. A call that fails may have written part of them.
+   * for fresh memory once. Any ArrayBufferView (a typed array, DataView or Buffer) goes, and
+   * gets the bytes it views; the result's `data[i]` is `into[i]` itself when that is a
+   * Uint8Array, else a Uint8Array on exactly its bytes. A call that fails may have written
+   * part of them.
    */
-  into?: readonly Uint8Array[];
+  into?: readonly ArrayBufferView[];
 }
 
 /** What a sharded call needs of the client: its stub, where it goes, how long it may take. */
@@ -82,9 +85,9 @@ export function callSharded(
 ): Promise<ShardedResult> {
   const deadlineMs = options.deadlineMs ?? call.deadlineMs;
   checkDeadline(deadlineMs);
-  const { chunkBytes, globals } = checkShardedCall(inputSpecs, inputs, options);
+  const { chunkBytes, globals, into } = checkShardedCall(inputSpecs, inputs, options);
   const scope = options.scope ?? WHOLE_ARRAYS;
-  const outputs = new ShardedOutputs(start.version, scope, options.into);
+  const outputs = new ShardedOutputs(start.version, scope, into);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
   const stream = call.stub.makeBidiStreamRequest(
     EXECUTE_SHARDED,
@@ -145,19 +148,48 @@ export function callSharded(
 }
 
 /**
- * Checks a call before anything is sent (RangeError): the chunk size, and each input's byte
- * length against its spec. Returns the chunk size and each input as a Uint8Array view.
+ * Checks a call before anything is sent (RangeError, TypeError): the chunk size, each input's
+ * byte length against its spec, and that `into` holds only ArrayBufferViews (their count and
+ * sizes are checked against the output specs when the worker sends them, before any output
+ * byte is written). Returns the chunk size, and each input and `into` buffer as a Uint8Array.
  */
 export function checkShardedCall(
   specs: readonly ShapeDtypeStruct[],
   inputs: readonly ArrayBufferView[],
   options: ShardedOptions,
-): { chunkBytes: number; globals: Uint8Array[] } {
+): { chunkBytes: number; globals: Uint8Array[]; into?: Uint8Array[] } {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   if (!(Number.isInteger(chunkBytes) && chunkBytes > 0 && chunkBytes <= MAX_CHUNK_BYTES)) {
     throw new RangeError(`chunkBytes is an integer in [1, ${MAX_CHUNK_BYTES}], not ${chunkBytes}`);
   }
-  return { chunkBytes, globals: inputViews(specs, inputs) };
+  const into: unknown = options.into;
+  if (into !== undefined && !Array.isArray(into)) {
+    throw new TypeError(`into: ${kind(into)}, not an array of one ArrayBufferView per output leaf`);
+  }
+  const views = into && Array.from(into, intoView); // holes too: into[i] undefined
+  return { chunkBytes, globals: inputViews(specs, inputs), into: views };
+}
+
+/** `into[i]` as a Uint8Array on exactly its bytes: itself when it is one (a Buffer too). */
+function intoView(buffer: unknown, i: number): Uint8Array {
+  if (buffer instanceof Uint8Array) return buffer;
+  if (!ArrayBuffer.isView(buffer)) {
+    throw new TypeError(
+      `into[${i}]: ${kind(buffer)}, not an ArrayBufferView (a typed array, DataView or Buffer)`,
+    );
+  }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+/** What a value is, for an error: null, a number, an array, a Float32Array, an ArrayBuffer. */
+function kind(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const name = Array.isArray(value)
+    ? "array"
+    : typeof value === "object"
+      ? (value.constructor?.name ?? "object")
+      : typeof value;
+  return `${/^[aeiou]/i.test(name) ? "an" : "a"} ${name}`;
 }
 
 /** Each input's bytes as a Uint8Array view (not a copy), once its length is checked. */
