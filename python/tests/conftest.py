@@ -13,6 +13,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1024"
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import worker_gate  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +26,13 @@ def devices():
 @pytest.fixture(scope="session")
 def mesh_2x4(devices):
     return jax.sharding.Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+
+
+@pytest.fixture
+def gate():
+    """worker_gate, emptied: a call it holds returns once the test sets `gate.release`."""
+    worker_gate.release.clear()
+    while worker_gate.entered.acquire(blocking=False):
+        pass
+    yield worker_gate
+    worker_gate.release.set()  # never leave a server thread held

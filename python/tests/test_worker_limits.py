@@ -48,15 +48,6 @@ def mesh(mesh_2x4):
     return mesh_2x4
 
 
-@pytest.fixture
-def gate():
-    worker_gate.release.clear()
-    while worker_gate.entered.acquire(blocking=False):
-        pass
-    yield worker_gate
-    worker_gate.release.set()  # never leave a server thread held
-
-
 def held_inside(stub, gate, req):
     """Starts a call that the gate holds, and returns its future once it is inside."""
     held = stub.Execute.future(req)

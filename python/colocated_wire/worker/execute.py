@@ -22,6 +22,7 @@ from colocated_wire.encode import serialize_specs
 from colocated_wire.errors import EncodeError
 from colocated_wire.version import SCHEMA_MINOR_VERSION
 from colocated_wire.worker.arrays import as_output, output_bytes, output_spec, place_inputs
+from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.errors import (
     cancelled,
     failed_precondition,
@@ -48,7 +49,11 @@ def execute(
     arrays = place_inputs(program.in_leaves, call.inputs, program.devices)
     args, kwargs = call_arguments(program, arrays)
     check_active(context, "running its function")
-    result = run(loaded.name, program.fun, args, kwargs)
+    result = TURN.run(
+        program.devices,
+        context,
+        lambda: finished(loaded.name, run(loaded.name, program.fun, args, kwargs)),
+    )
     check_active(context, "reading its outputs")
     return describe_outputs(loaded.name, result, call.version)
 
@@ -99,6 +104,14 @@ def run(name: str, fun: Callable, args: tuple, kwargs: dict) -> Any:
         return fun(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the function is the caller's code
         raise function_failed(f"{name} raised {type(e).__name__}: {e}") from e
+
+
+def finished(name: str, result: Any) -> Any:
+    """The result once its arrays are computed; a failed computation is the function's error."""
+    try:
+        return jax.block_until_ready(result)
+    except Exception as e:  # noqa: BLE001 - JAX reports a failed computation here
+        raise function_failed(f"{name} failed computing its outputs: {e}") from e
 
 
 # SpecsPayload bytes by all that decides them, so that a program called again and again with

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import grpc
 import jax
@@ -35,11 +35,13 @@ from colocated_wire.worker.arrays import (
     put_shard,
     shard_devices,
 )
+from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.errors import Refused, function_failed, invalid_argument
 from colocated_wire.worker.execute import (
     call_arguments,
     check_active,
     check_version,
+    finished,
     output_specs_payload,
     run,
 )
@@ -56,6 +58,8 @@ OUTPUT_CHUNK_BYTES = 1 << 20
 Resolve = Callable[[service_pb2.ExecuteStart], tuple[str, Program]]
 # Counts bytes against the worker's in-flight limit as shard buffers are made.
 Reserve = Callable[[int], None]
+# Runs the function (`work`) on the program's devices when its time comes.
+Together = Callable[[Sequence[jax.Device], Callable[[], object]], object]
 
 
 def serve(service, requests, context) -> Iterator[bytes]:
@@ -69,7 +73,10 @@ def serve(service, requests, context) -> Iterator[bytes]:
                 lambda start: resolve(service, start),
                 slot.reserve,
                 lambda step: check_active(context, step),
-                lambda work: run_together(context, work),  # a job's members run it together
+                # A job's members run it together, each in its turn (worker/device_turn.py).
+                lambda devices, work: run_together(
+                    context, lambda: TURN.run(devices, context, work)
+                ),
             )
     except Refused as e:
         context.abort(e.code, e.message)
@@ -95,7 +102,7 @@ def execute_sharded(
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
     check: Callable[[str], None] = lambda step: None,
-    together: Callable[[Callable[[], object]], object] = lambda work: work(),
+    together: Together = lambda devices, work: work(),
 ) -> Iterator[bytes]:
     """The response stream of one call (ExecuteShardedResponse bytes): output specs, output
     chunks, end. Raises Refused."""
@@ -119,7 +126,8 @@ def execute_sharded(
     check("placing the inputs")
     arrays = inputs.place()
     check("running the function")
-    result = together(lambda: run(name, program.fun, *call_arguments(program, arrays)))
+    args, kwargs = call_arguments(program, arrays)
+    result = together(program.devices, lambda: finished(name, run(name, program.fun, args, kwargs)))
     yield from stream_outputs(name, result, start.version)
 
 
