@@ -14,6 +14,7 @@ import {
   PartitionSpec,
   type Program,
   ShapeDtypeStruct,
+  SingleDeviceSharding,
 } from "../src";
 import { callInputs, VersionMismatchError, WorkerClient, WorkerError } from "../src/rpc";
 import { range } from "./fixtures";
@@ -260,7 +261,13 @@ describe("a real colocated worker", () => {
   describe("deadlines and dying workers", () => {
     // It returns only once `release` is called, so each test decides when a call may end.
     const blocking = example("block_until_released", [MATRIX]);
-    const release = example("release", [MATRIX]);
+    // On one device: a function over several devices would wait for the blocked one's turn
+    // (python/colocated_wire/worker/device_turn.py).
+    const release: Program = {
+      function: new FunctionRef(EXAMPLES, "release"),
+      inputs: callInputs([new ShapeDtypeStruct([8, 4], "float32", new SingleDeviceSharding(0))]),
+      devices: new DeviceList([0]),
+    };
     const BLOCKED = "block_until_released: blocked";
 
     test("a deadline that expires fails a call that cannot end before it", async () => {

@@ -13,6 +13,8 @@ from colocated_wire.worker.main import parse_args
         ("--program-cache", "many", "invalid positive value: 'many'"),
         ("--retain-freed-bytes", "-1", "must be at least 0, not -1"),
         ("--retain-freed-bytes", "1.5", "invalid non_negative value: '1.5'"),
+        ("--unhealthy-after", "0", "must be more than 0 seconds, not 0"),
+        ("--unhealthy-after", "soon", "invalid positive_seconds value: 'soon'"),
     ],
 )
 def test_a_bad_number_is_refused_naming_the_flag(capsys, flag, value, said):

@@ -20,3 +20,11 @@ def _at_least(text: str, minimum: int) -> int:
     if value < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
     return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    value = float(text)  # argparse words a ValueError as "invalid ... value"
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value

@@ -2,7 +2,8 @@
 
 Load balancers probe Health, and `grpcurl` or `buf curl` read the schema through
 reflection, so neither needs the .proto files at hand. Health says SERVING from
-start until the worker drains, then NOT_SERVING for good.
+start, NOT_SERVING while calls make no progress (worker/progress.py), and
+NOT_SERVING for good once the worker drains.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from colocated_wire._gen.colocated.v1 import service_pb2
 
 WORKER_SERVICE = service_pb2.DESCRIPTOR.services_by_name["ColocatedWorkerService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+# The names health answers for: "" is the whole server, as load balancers ask.
+SERVED = ("", WORKER_SERVICE)
+_NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +34,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 class WorkerHealth:
-    """The Health servicer's state: SERVING, or NOT_SERVING once draining."""
+    """The Health servicer's state: SERVING, or NOT_SERVING while stuck or once draining."""
 
     def __init__(self, servicer: health.HealthServicer):
         self._servicer = servicer
+
+    def serving(self, yes: bool) -> None:
+        """Says SERVING or NOT_SERVING for the server and every service; a no-op once draining."""
+        status = health_pb2.HealthCheckResponse.SERVING if yes else _NOT_SERVING
+        for name in SERVED:
+            self._servicer.set(name, status)
 
     def draining(self) -> None:
         """Says NOT_SERVING for the server and every service, and never SERVING again."""
@@ -44,7 +54,7 @@ def add_standard_services(server: grpc.Server, reflect: bool) -> WorkerHealth:
     """Registers Health (SERVING) and, if `reflect`, reflection of every service served."""
     servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-    for name in ("", WORKER_SERVICE):  # "" is the whole server, as load balancers ask
+    for name in SERVED:
         servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     if reflect:
         names = (WORKER_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME)

@@ -33,6 +33,7 @@ class CallLimits:
         self.draining = False
         self._changed = threading.Condition()
         self._on_drain: list[Callable[[], None]] = []
+        self._on_refuse: list[Callable[[str], None]] = []
 
     @contextmanager
     def admit(self, nbytes: int) -> Iterator[Slot]:
@@ -41,10 +42,13 @@ class CallLimits:
             if self.draining:
                 raise unavailable("the worker is shutting down and takes no new calls")
             if self.calls >= self.max_calls:
+                self._refusing("calls")
                 raise resource_exhausted(
                     f"the worker is running {self.calls} calls, its limit"
                     " (--max-concurrent-calls); retry later"
                 )
+            if self.bytes + nbytes > self.max_bytes:
+                self._refusing("bytes")
             self._take_bytes(nbytes)
             self.calls += 1
         slot = Slot(self, nbytes)
@@ -64,6 +68,14 @@ class CallLimits:
                 f" in flight (--max-inflight-bytes; {self.bytes} in flight now)"
             )
         self.bytes += nbytes
+
+    def on_refuse(self, callback: Callable[[str], None]) -> None:
+        """Calls `callback(reason)` ("calls" or "bytes") for each call refused at admission."""
+        self._on_refuse.append(callback)
+
+    def _refusing(self, reason: str) -> None:
+        for callback in self._on_refuse:
+            callback(reason)
 
     def on_drain(self, callback: Callable[[], None]) -> None:
         """Calls `callback()` once when a drain starts (health turns NOT_SERVING there)."""

@@ -29,6 +29,7 @@ from colocated_wire.worker import health as worker_health
 from colocated_wire.worker import job as worker_job
 from colocated_wire.worker import log as worker_log
 from colocated_wire.worker import memory as worker_memory
+from colocated_wire.worker import progress as worker_progress
 from colocated_wire.worker import tls as worker_tls
 from colocated_wire.worker.flags import positive
 from colocated_wire.worker.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
@@ -93,6 +94,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="on SIGTERM, how long calls in flight may take to finish (default 30)",
     )
     worker_health.add_flags(p)
+    worker_progress.add_flags(p)
     worker_tls.add_flags(p)
     worker_compression.add_flags(p)
     worker_job.add_flags(p)
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
     from colocated_wire.worker import service as worker_service
+    from colocated_wire.worker.device_turn import TURN
     from colocated_wire.worker.limits import CallLimits
     from colocated_wire.worker.policy import WorkerPolicy
     from colocated_wire.worker.programs import ProgramCache
@@ -159,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         policy,
         CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
         ProgramCache(policy, args.program_cache),
+        worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
     )
+    service.limits.on_refuse(lambda _: service.progress.refused())
     # A few threads beyond the call limit answer GetVersion and health while every slot is
     # taken. gRPC's own cap bounds what waits for a thread. It counts a call until its serving
     # thread has seen it end, which lags the client under load, so a cap of `threads` refused a
@@ -182,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     with worker_affinity.pinned(serving_cpu):  # the poller starts the pool's threads
         server.start()
     stopping = threading.Event()
+
+    def progress_changed(problem: str | None) -> None:  # so that an orchestrator restarts it
+        health.serving(problem is None)
+        worker_log.say(f"health: NOT_SERVING: {problem}" if problem else "health: SERVING again")
+
+    worker_progress.watch(service.progress, progress_changed, stopping)
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     worker_log.line(f"listening on {args.host}:{port}", sys.stdout)

@@ -26,6 +26,7 @@ from colocated_wire.worker.health import WORKER_SERVICE
 from colocated_wire.worker.limits import CallLimits
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
+from colocated_wire.worker.progress import Progress
 from colocated_wire.worker.requests import ExecuteCall, read_request, read_sharded_request
 from colocated_wire.worker.sharded import serve as serve_sharded
 from colocated_wire.worker.topology import get_topology
@@ -39,10 +40,12 @@ class ColocatedWorker:
         policy: WorkerPolicy,
         limits: CallLimits | None = None,
         programs: ProgramCache | None = None,
+        progress: Progress | None = None,
     ):
         self.policy = policy
         self.limits = CallLimits() if limits is None else limits
         self.programs = ProgramCache(policy) if programs is None else programs
+        self.progress = Progress() if progress is None else progress
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
         client = VersionRange(request.client.min_version, request.client.max_version)
@@ -87,7 +90,7 @@ class ColocatedWorker:
         try:
             if isinstance(call, Refused):
                 raise call
-            with self.limits.admit(call.size):
+            with self.limits.admit(call.size), self.progress.track(context):
                 return work(call)
         except Refused as e:
             if e.code == grpc.StatusCode.CANCELLED:

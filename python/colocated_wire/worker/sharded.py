@@ -67,7 +67,11 @@ def serve(service, requests, context) -> Iterator[bytes]:
     worker's limits for the whole stream, each shard's bytes counted as its buffer is made;
     a refusal becomes the call's status."""
     try:
-        with service.limits.admit(0) as slot, worker_affinity.spread():
+        with (
+            service.limits.admit(0) as slot,
+            service.progress.track(context),
+            worker_affinity.spread(),
+        ):
             yield from execute_sharded(
                 requests,
                 lambda start: resolve(service, start),
