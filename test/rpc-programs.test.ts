@@ -187,10 +187,12 @@ describe("programs loaded once", () => {
 });
 
 describe("limits and cancellation", () => {
-  test("a call beyond --max-concurrent-calls is refused at once, and the held one finishes", async () => {
+  test("another client's call beyond --max-concurrent-calls is refused once gRPC's retries are spent", async () => {
     const client = await connect(gated);
     const { call } = await heldCall(client);
-    const error = await refusal(client.execute(affine, [f32(X), f32([1]), f32([1])]));
+    // A client of its own: the first one's queue would hold the call back rather than send it.
+    const other = await connect(gated);
+    const error = await refusal(other.execute(affine, [f32(X), f32([1]), f32([1])]));
     expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(error.message).toMatch(
       /^LoadProgram on \S+ failed: RESOURCE_EXHAUSTED: the worker is running 1 calls, its limit \(--max-concurrent-calls\); retry later$/,

@@ -5,6 +5,7 @@ import {
   InterceptingCall,
   type Interceptor,
 } from "@grpc/grpc-js";
+import { RETRY_SERVICE_CONFIG } from "./retry-policy";
 
 /** TLS to a worker. Every field is PEM text or bytes, as `readFileSync` gives them. */
 export interface TlsOptions {
@@ -61,10 +62,18 @@ export function channelCredentials(options: ChannelOptions): ChannelCredentials 
  */
 export const FLOW_CONTROL_WINDOW = 16 << 20;
 
-/** The client options for `compression`, merged over `base`, with a wide receive window. */
+/**
+ * The client options for `compression`, merged over `base`, with a wide receive window and
+ * the retry of calls the worker refused at admission (retry-policy.ts; grpc-js 1.14 retries
+ * unless `grpc.enable_retries` is 0).
+ */
 export function channelOptions(options: ChannelOptions, base: ClientOptions = {}): ClientOptions {
   const compression = options.compression ?? "none";
-  base = { "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW, ...base };
+  base = {
+    "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW,
+    "grpc.service_config": JSON.stringify(RETRY_SERVICE_CONFIG),
+    ...base,
+  };
   if (compression === "none") return base;
   if (compression !== "gzip") {
     throw new TypeError(`compression is "gzip" or "none", not ${JSON.stringify(compression)}`);

@@ -1,9 +1,20 @@
 import { type CallOptions, type Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import type { ProgramPayload } from "../../gen/ts/colocated/v1/payload";
-import { ColocatedWorkerServiceClient, ExecuteRequest } from "../../gen/ts/colocated/v1/service";
+import {
+  ColocatedWorkerServiceClient,
+  ExecuteRequest,
+  LoadProgramRequest,
+} from "../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
 import { checkOutputData } from "./array-bytes";
+import {
+  CallQueue,
+  checkQueueOptions,
+  type QueueOptions,
+  type WorkerLimits,
+  workerLimits,
+} from "./call-queue";
 import { type ChannelOptions, channelCredentials, channelOptions } from "./channel";
 import { DecodedSpecs } from "./decoded-specs";
 import { VersionMismatchError, WorkerError } from "./errors";
@@ -15,6 +26,7 @@ import {
   type VersionRange,
 } from "./negotiate";
 import { ProgramHandles } from "./program-handles";
+import { shardedBytes } from "./sharded-bytes";
 import {
   callSharded,
   checkShardedCall,
@@ -22,7 +34,7 @@ import {
   type ShardedResult,
 } from "./sharded-call";
 import { type Topology, topologyOf } from "./topology";
-import { callUnary, checkDeadline } from "./unary";
+import { type CallTarget, callUnary, checkDeadline, type UnaryMethod } from "./unary";
 
 /** Every call's deadline unless one is given. */
 export const DEFAULT_DEADLINE_MS = 30_000;
@@ -35,8 +47,11 @@ const EXECUTE = "/colocated.v1.ColocatedWorkerService/Execute";
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 const asIs = (b: Buffer) => b;
 
-/** How to reach a worker (TLS, compression: ChannelOptions) and which versions to offer it. */
-export interface ConnectOptions extends Partial<VersionRange>, ChannelOptions {
+/**
+ * How to reach a worker (TLS, compression: ChannelOptions), which versions to offer it, and how
+ * many calls may wait for its limits (QueueOptions).
+ */
+export interface ConnectOptions extends Partial<VersionRange>, ChannelOptions, QueueOptions {
   /** Deadline of the version handshake, and the default of every later call. */
   deadlineMs?: number;
 }
@@ -79,6 +94,8 @@ export class WorkerClient {
     /** The worker's supported range, as it reported it. */
     readonly serverRange: VersionRange,
     private readonly deadlineMs: number,
+    /** Keeps the calls within the worker's limits (src/rpc/call-queue.ts). */
+    private readonly queue: CallQueue,
   ) {
     this.handles = new ProgramHandles(version, (program) => this.load(program));
     this.outputSpecs = new DecodedSpecs(version);
@@ -97,6 +114,7 @@ export class WorkerClient {
     const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
     checkRange(client, "client");
     checkDeadline(deadlineMs);
+    const maxQueued = checkQueueOptions(options);
     const stub = new ColocatedWorkerServiceClient(
       target,
       channelCredentials(options),
@@ -120,7 +138,8 @@ export class WorkerClient {
         const detail = `the worker chose version ${response.version}, the rule gives ${version}`;
         throw new WorkerError(status.INTERNAL, detail); // the worker broke the protocol
       }
-      return new WorkerClient(stub, target, version, server, deadlineMs);
+      const queue = new CallQueue(workerLimits(response.limits), maxQueued);
+      return new WorkerClient(stub, target, version, server, deadlineMs, queue);
     } catch (error) {
       stub.close();
       // The worker refuses GetVersion with FAILED_PRECONDITION when the ranges do not meet.
@@ -150,12 +169,8 @@ export class WorkerClient {
         handle: { digest: await handle },
         inputs: inputs.map((data) => ({ data })),
       }).finish();
-      return callUnary(this.executeBytes, request, {
-        target: this.target,
-        method: "Execute",
-        deadlineMs: options.deadlineMs ?? this.deadlineMs,
-        signal: options.signal,
-      });
+      const target = this.callTarget("Execute", options);
+      return this.queued(request.byteLength, target, this.executeBytes, request);
     };
     const handle = this.handles.handle(sent);
     try {
@@ -170,6 +185,20 @@ export class WorkerClient {
   /** Loads a program on the worker (once per program) and returns its handle, a SHA-256 digest. */
   loadProgram(program: Program | Uint8Array): Promise<Uint8Array> {
     return this.handles.handle(this.handles.sent(program));
+  }
+
+  /**
+   * The worker's limits, as its GetVersion answer stated them: this client keeps its calls
+   * within them and queues the rest. Undefined from a worker too old to state them, which
+   * leaves the calls unlimited.
+   */
+  get limits(): WorkerLimits | undefined {
+    return this.queue.limits;
+  }
+
+  /** How many calls wait in this client's queue for the worker's limits now. */
+  get queuedCalls(): number {
+    return this.queue.queued;
   }
 
   /** How many times this client sent a program with LoadProgram (first uses, and reloads). */
@@ -191,9 +220,12 @@ export class WorkerClient {
     checkShardedCall(program.inputs.leaves, inputs, options); // before the program is loaded
     const sent = this.handles.sent(program);
     const target = { stub: this.stub, target: this.target, deadlineMs: this.deadlineMs };
+    const bytes = shardedBytes(program.inputs.leaves, options.scope);
     const call = async (handle: Promise<Uint8Array>) => {
       const start = { version: this.version, handle: { digest: await handle } };
-      return callSharded(target, start, program.inputs.leaves, inputs, options);
+      return this.queue.run(bytes, this.callTarget("ExecuteSharded", options), (deadlineMs) =>
+        callSharded(target, start, program.inputs.leaves, inputs, { ...options, deadlineMs }),
+      );
     };
     const handle = this.handles.handle(sent);
     try {
@@ -226,15 +258,35 @@ export class WorkerClient {
   }
 
   private async load(program: ProgramPayload): Promise<Uint8Array> {
-    const response = await callUnary(
+    const request = { version: this.version, program };
+    const response = await this.queued(
+      LoadProgramRequest.encode(request).finish().byteLength, // as the worker counts it
+      this.callTarget("LoadProgram", {}),
       this.stub.loadProgram.bind(this.stub),
-      { version: this.version, program },
-      { target: this.target, method: "LoadProgram", deadlineMs: this.deadlineMs },
+      request,
     );
     if (!response.handle?.digest.length) {
       throw new WorkerError(status.INTERNAL, "the worker answered LoadProgram with no handle");
     }
     return response.handle.digest;
+  }
+
+  /** A call of `method` to this worker, by the options' deadline and signal. */
+  private callTarget(method: string, options: ExecuteOptions): CallTarget {
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    return { target: this.target, method, deadlineMs, signal: options.signal };
+  }
+
+  /** A unary call of `bytes` of request, once it fits in the worker's limits. */
+  private queued<Req, Res>(
+    bytes: number,
+    call: CallTarget,
+    method: UnaryMethod<Req, Res>,
+    request: Req,
+  ): Promise<Res> {
+    return this.queue.run(bytes, call, (leftMs) =>
+      callUnary(method, request, { ...call, deadline: Date.now() + leftMs }),
+    );
   }
 
   private readResponse(bytes: Uint8Array): ExecuteResult {

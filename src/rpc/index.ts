@@ -1,6 +1,7 @@
 /** colocated-wire/rpc: the Node-only client of a colocated-Python worker, over gRPC. */
 export { arrayByteLength } from "./array-bytes";
 export { callInputs } from "./call-inputs";
+export { DEFAULT_MAX_QUEUED_CALLS, type QueueOptions, type WorkerLimits } from "./call-queue";
 export type { ChannelOptions, Compression, TlsOptions } from "./channel";
 export {
   type ConnectOptions,

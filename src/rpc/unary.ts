@@ -2,7 +2,7 @@ import { type CallOptions, Metadata, type ServiceError, status } from "@grpc/grp
 import { WorkerError } from "./errors";
 
 /** A generated client method in its (request, metadata, options, callback) form. */
-type UnaryMethod<Req, Res> = (
+export type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
   options: Partial<CallOptions>,
@@ -14,6 +14,8 @@ export interface CallTarget {
   target: string;
   method: string;
   deadlineMs: number;
+  /** When the deadline falls (Date.now() ms): `deadlineMs` from now unless a queue began it. */
+  deadline?: number;
   signal?: AbortSignal;
 }
 
@@ -24,7 +26,7 @@ export function callUnary<Req, Res>(
   call: CallTarget,
 ): Promise<Res> {
   checkDeadline(call.deadlineMs);
-  const options = { deadline: Date.now() + call.deadlineMs };
+  const options = { deadline: call.deadline ?? Date.now() + call.deadlineMs };
   return new Promise((resolve, reject) => {
     const signal = call.signal;
     const cancel = () => pending.cancel();
@@ -46,19 +48,19 @@ export function checkDeadline(deadlineMs: number): void {
 }
 
 function workerError(error: ServiceError, call: CallTarget): WorkerError {
-  const details = error.details || error.message;
+  return callFailed(error.code, error.details || error.message, call);
+}
+
+/** The WorkerError of a call that failed with `code`: where it went, the details, a hint. */
+export function callFailed(code: status, details: string, call: CallTarget): WorkerError {
   const where = `${call.method} on ${call.target}`;
   const hint =
-    error.code === status.UNAVAILABLE && !details.includes("shutting down")
+    code === status.UNAVAILABLE && !details.includes("shutting down")
       ? " (the worker is unreachable, or died during the call)"
-      : error.code === status.DEADLINE_EXCEEDED
+      : code === status.DEADLINE_EXCEEDED
         ? ` (no answer within ${call.deadlineMs} ms)`
-        : error.code === status.CANCELLED && call.signal?.aborted
+        : code === status.CANCELLED && call.signal?.aborted
           ? " (the caller aborted it)"
           : "";
-  return new WorkerError(
-    error.code,
-    details,
-    `${where} failed: ${status[error.code]}: ${details}${hint}`,
-  );
+  return new WorkerError(code, details, `${where} failed: ${status[code]}: ${details}${hint}`);
 }

@@ -22,7 +22,9 @@ const DEFAULT_PROBE_MS = 5_000;
 /**
  * Many workers as one JAX job (jax.distributed): one worker per process, each serving its
  * process's devices. A call runs the same program on every member (SPMD, as JAX requires),
- * sends each member only its devices' shards, and assembles the outputs from theirs.
+ * sends each member only its devices' shards, and assembles the outputs from theirs. Each
+ * member's calls keep within that member's own limits, as its GetVersion answer states them
+ * (its WorkerClient's queue, src/rpc/call-queue.ts; `maxQueuedCalls` bounds each queue).
  */
 export class WorkerGroup {
   private constructor(

@@ -61,6 +61,11 @@ class ColocatedWorker:
                 min_version=server.min_version, max_version=server.max_version
             ),
             version=version,
+            # So that a client keeps its own calls within them, rather than be refused.
+            limits=service_pb2.WorkerLimits(
+                max_concurrent_calls=self.limits.max_calls,
+                max_inflight_bytes=self.limits.max_bytes,
+            ),
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJRChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCIUChJHZXRUb3BvbG9neVJlcXVlc3QiawoOVG9wb2xvZ3lEZXZpY2USCgoCaWQYASABKAMSFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIQCghwbGF0Zm9ybRgDIAEoCRIMCgRraW5kGAQgASgJEhYKBmNvb3JkcxgFIAMoBUIGEAGItRgEIngKE0dldFRvcG9sb2d5UmVzcG9uc2USFQoNcHJvY2Vzc19jb3VudBgBIAEoDRIVCg1wcm9jZXNzX2luZGV4GAIgASgNEjMKB2RldmljZXMYAyADKAsyHC5jb2xvY2F0ZWQudjEuVG9wb2xvZ3lEZXZpY2VCBIi1GAMyugMKFkNvbG9jYXRlZFdvcmtlclNlcnZpY2USTwoKR2V0VmVyc2lvbhIfLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVxdWVzdBogLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVzcG9uc2USRgoHRXhlY3V0ZRIcLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVxdWVzdBodLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVzcG9uc2USUgoLTG9hZFByb2dyYW0SIC5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXF1ZXN0GiEuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVzcG9uc2USXwoORXhlY3V0ZVNoYXJkZWQSIy5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0GiQuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVzcG9uc2UoATABElIKC0dldFRvcG9sb2d5EiAuY29sb2NhdGVkLnYxLkdldFRvcG9sb2d5UmVxdWVzdBohLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlc3BvbnNlYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJ9ChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNEioKBmxpbWl0cxgDIAEoCzIaLmNvbG9jYXRlZC52MS5Xb3JrZXJMaW1pdHMiSAoMV29ya2VyTGltaXRzEhwKFG1heF9jb25jdXJyZW50X2NhbGxzGAEgASgNEhoKEm1heF9pbmZsaWdodF9ieXRlcxgCIAEoBCIZCglBcnJheURhdGESDAoEZGF0YRgBIAEoDCKsAQoORXhlY3V0ZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEi0KBmlucHV0cxgDIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUSKwoGaGFuZGxlGAQgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUicwoPRXhlY3V0ZVJlc3BvbnNlEjAKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLgoHb3V0cHV0cxgCIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUiOQoKU2hhcmRJbmRleBIVCgVzdGFydBgBIAMoBEIGEAGItRgEEhQKBHN0b3AYAiADKARCBhABiLUYBCJvCgpTaGFyZENodW5rEgwKBGxlYWYYASABKA0SJwoFaW5kZXgYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRJbmRleBIOCgZvZmZzZXQYAyABKAQSDAoEZGF0YRgEIAEoDBIMCgRsYXN0GAUgASgIInsKDEV4ZWN1dGVTdGFydBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSKwoGaGFuZGxlGAMgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUihgEKFUV4ZWN1dGVTaGFyZGVkUmVxdWVzdBIrCgVzdGFydBgBIAEoCzIaLmNvbG9jYXRlZC52MS5FeGVjdXRlU3RhcnRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCKOAQoWRXhlY3V0ZVNoYXJkZWRSZXNwb25zZRIyCgxvdXRwdXRfc3BlY3MYASABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkSAASKQoFY2h1bmsYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0gAEg0KA2VuZBgDIAEoCEgAQgYKBHBhcnQiFAoSR2V0VG9wb2xvZ3lSZXF1ZXN0ImsKDlRvcG9sb2d5RGV2aWNlEgoKAmlkGAEgASgDEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SEAoIcGxhdGZvcm0YAyABKAkSDAoEa2luZBgEIAEoCRIWCgZjb29yZHMYBSADKAVCBhABiLUYBCJ4ChNHZXRUb3BvbG9neVJlc3BvbnNlEhUKDXByb2Nlc3NfY291bnQYASABKA0SFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIzCgdkZXZpY2VzGAMgAygLMhwuY29sb2NhdGVkLnYxLlRvcG9sb2d5RGV2aWNlQgSItRgDMroDChZDb2xvY2F0ZWRXb3JrZXJTZXJ2aWNlEk8KCkdldFZlcnNpb24SHy5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlcXVlc3QaIC5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlc3BvbnNlEkYKB0V4ZWN1dGUSHC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlcXVlc3QaHS5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlc3BvbnNlElIKC0xvYWRQcm9ncmFtEiAuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVxdWVzdBohLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlc3BvbnNlEl8KDkV4ZWN1dGVTaGFyZGVkEiMuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVxdWVzdBokLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlc3BvbnNlKAEwARJSCgtHZXRUb3BvbG9neRIgLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXNwb25zZWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_payload]);
 
 /**
  * A loaded program: the SHA-256 of its payload's canonical bytes.
@@ -121,7 +121,8 @@ export const GetVersionRequestSchema: GenMessage<GetVersionRequest> = /*@__PURE_
   messageDesc(file_colocated_v1_service, 4);
 
 /**
- * What the server supports, and the version both will use.
+ * What the server supports, the version both will use, and how much it
+ * takes on at once.
  *
  * @generated from message colocated.v1.GetVersionResponse
  */
@@ -135,6 +136,14 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
    * @generated from field: uint32 version = 2;
    */
   version: number;
+
+  /**
+   * The worker's limits, shared by all its clients. Absent from a worker
+   * older than this field: a client then sets no limit of its own.
+   *
+   * @generated from field: colocated.v1.WorkerLimits limits = 3;
+   */
+  limits?: WorkerLimits | undefined;
 };
 
 /**
@@ -143,6 +152,40 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
  */
 export const GetVersionResponseSchema: GenMessage<GetVersionResponse> = /*@__PURE__*/
   messageDesc(file_colocated_v1_service, 5);
+
+/**
+ * How much a worker takes on at once (its --max-concurrent-calls and
+ * --max-inflight-bytes). A call beyond either limit is refused with
+ * RESOURCE_EXHAUSTED before it runs, never queued; a client keeps its own
+ * calls within them and queues the rest itself. Only Execute, LoadProgram
+ * and ExecuteSharded count. Zero means no limit.
+ *
+ * @generated from message colocated.v1.WorkerLimits
+ */
+export type WorkerLimits = Message<"colocated.v1.WorkerLimits"> & {
+  /**
+   * Calls in flight at once.
+   *
+   * @generated from field: uint32 max_concurrent_calls = 1;
+   */
+  maxConcurrentCalls: number;
+
+  /**
+   * Request bytes of the calls in flight: an Execute's or a LoadProgram's
+   * whole message, and an ExecuteSharded's input shards, each counted as
+   * its first chunk arrives and held until the call ends.
+   *
+   * @generated from field: uint64 max_inflight_bytes = 2;
+   */
+  maxInflightBytes: bigint;
+};
+
+/**
+ * Describes the message colocated.v1.WorkerLimits.
+ * Use `create(WorkerLimitsSchema)` to create a new message.
+ */
+export const WorkerLimitsSchema: GenMessage<WorkerLimits> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 6);
 
 /**
  * One array's contents: its elements as raw little-endian bytes, in
@@ -162,7 +205,7 @@ export type ArrayData = Message<"colocated.v1.ArrayData"> & {
  * Use `create(ArrayDataSchema)` to create a new message.
  */
 export const ArrayDataSchema: GenMessage<ArrayData> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 6);
+  messageDesc(file_colocated_v1_service, 7);
 
 /**
  * A program and one ArrayData per input leaf, in leaf order.
@@ -201,7 +244,7 @@ export type ExecuteRequest = Message<"colocated.v1.ExecuteRequest"> & {
  * Use `create(ExecuteRequestSchema)` to create a new message.
  */
 export const ExecuteRequestSchema: GenMessage<ExecuteRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 7);
+  messageDesc(file_colocated_v1_service, 8);
 
 /**
  * The outputs' specs, with their own shared table, and one ArrayData per
@@ -226,7 +269,7 @@ export type ExecuteResponse = Message<"colocated.v1.ExecuteResponse"> & {
  * Use `create(ExecuteResponseSchema)` to create a new message.
  */
 export const ExecuteResponseSchema: GenMessage<ExecuteResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 8);
+  messageDesc(file_colocated_v1_service, 9);
 
 /**
  * Which part of a global array a shard holds: per dimension, the half-open
@@ -251,7 +294,7 @@ export type ShardIndex = Message<"colocated.v1.ShardIndex"> & {
  * Use `create(ShardIndexSchema)` to create a new message.
  */
 export const ShardIndexSchema: GenMessage<ShardIndex> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 9);
+  messageDesc(file_colocated_v1_service, 10);
 
 /**
  * A piece of one shard of one array leaf. A shard's chunks arrive in order;
@@ -300,7 +343,7 @@ export type ShardChunk = Message<"colocated.v1.ShardChunk"> & {
  * Use `create(ShardChunkSchema)` to create a new message.
  */
 export const ShardChunkSchema: GenMessage<ShardChunk> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 10);
+  messageDesc(file_colocated_v1_service, 11);
 
 /**
  * What starts a sharded call: the version and the program, by payload or by
@@ -330,7 +373,7 @@ export type ExecuteStart = Message<"colocated.v1.ExecuteStart"> & {
  * Use `create(ExecuteStartSchema)` to create a new message.
  */
 export const ExecuteStartSchema: GenMessage<ExecuteStart> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 11);
+  messageDesc(file_colocated_v1_service, 12);
 
 /**
  * The client's stream: one start, then the input chunks, then the end.
@@ -369,7 +412,7 @@ export type ExecuteShardedRequest = Message<"colocated.v1.ExecuteShardedRequest"
  * Use `create(ExecuteShardedRequestSchema)` to create a new message.
  */
 export const ExecuteShardedRequestSchema: GenMessage<ExecuteShardedRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 12);
+  messageDesc(file_colocated_v1_service, 13);
 
 /**
  * The worker's stream: the output specs, then the output chunks, then the end.
@@ -406,7 +449,7 @@ export type ExecuteShardedResponse = Message<"colocated.v1.ExecuteShardedRespons
  * Use `create(ExecuteShardedResponseSchema)` to create a new message.
  */
 export const ExecuteShardedResponseSchema: GenMessage<ExecuteShardedResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 13);
+  messageDesc(file_colocated_v1_service, 14);
 
 /**
  * Asks for the worker's view of its JAX job.
@@ -421,7 +464,7 @@ export type GetTopologyRequest = Message<"colocated.v1.GetTopologyRequest"> & {
  * Use `create(GetTopologyRequestSchema)` to create a new message.
  */
 export const GetTopologyRequestSchema: GenMessage<GetTopologyRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 14);
+  messageDesc(file_colocated_v1_service, 15);
 
 /**
  * One device of the job, as jax.devices() lists it on every process.
@@ -470,7 +513,7 @@ export type TopologyDevice = Message<"colocated.v1.TopologyDevice"> & {
  * Use `create(TopologyDeviceSchema)` to create a new message.
  */
 export const TopologyDeviceSchema: GenMessage<TopologyDevice> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 15);
+  messageDesc(file_colocated_v1_service, 16);
 
 /**
  * A worker's JAX job: how many processes, which one this worker is, and
@@ -500,7 +543,7 @@ export type GetTopologyResponse = Message<"colocated.v1.GetTopologyResponse"> & 
  * Use `create(GetTopologyResponseSchema)` to create a new message.
  */
 export const GetTopologyResponseSchema: GenMessage<GetTopologyResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 16);
+  messageDesc(file_colocated_v1_service, 17);
 
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a

@@ -58,10 +58,37 @@ export interface GetVersionRequest {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
-/** What the server supports, and the version both will use. */
+/**
+ * What the server supports, the version both will use, and how much it
+ * takes on at once.
+ */
 export interface GetVersionResponse {
   server?: VersionRange | undefined;
   version: number;
+  /**
+   * The worker's limits, shared by all its clients. Absent from a worker
+   * older than this field: a client then sets no limit of its own.
+   */
+  limits?: WorkerLimits | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * How much a worker takes on at once (its --max-concurrent-calls and
+ * --max-inflight-bytes). A call beyond either limit is refused with
+ * RESOURCE_EXHAUSTED before it runs, never queued; a client keeps its own
+ * calls within them and queues the rest itself. Only Execute, LoadProgram
+ * and ExecuteSharded count. Zero means no limit.
+ */
+export interface WorkerLimits {
+  /** Calls in flight at once. */
+  maxConcurrentCalls: number;
+  /**
+   * Request bytes of the calls in flight: an Execute's or a LoadProgram's
+   * whole message, and an ExecuteSharded's input shards, each counted as
+   * its first chunk arrives and held until the call ends.
+   */
+  maxInflightBytes: bigint;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -653,7 +680,7 @@ export const GetVersionRequest: MessageFns<GetVersionRequest> = {
 };
 
 function createBaseGetVersionResponse(): GetVersionResponse {
-  return { server: undefined, version: 0, _unknownFields: {} };
+  return { server: undefined, version: 0, limits: undefined, _unknownFields: {} };
 }
 
 export const GetVersionResponse: MessageFns<GetVersionResponse> = {
@@ -663,6 +690,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.version !== 0) {
       writer.uint32(16).uint32(message.version);
+    }
+    if (message.limits !== undefined) {
+      WorkerLimits.encode(message.limits, writer.uint32(26).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -704,6 +734,14 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
             message.version = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.limits = WorkerLimits.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -728,6 +766,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     return {
       server: isSet(object.server) ? VersionRange.fromJSON(object.server) : undefined,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      limits: isSet(object.limits) ? WorkerLimits.fromJSON(object.limits) : undefined,
     };
   },
 
@@ -738,6 +777,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
+    }
+    if (message.limits !== undefined) {
+      obj.limits = WorkerLimits.toJSON(message.limits);
     }
     return obj;
   },
@@ -751,6 +793,123 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       ? VersionRange.fromPartial(object.server)
       : undefined;
     message.version = object.version ?? 0;
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? WorkerLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWorkerLimits(): WorkerLimits {
+  return { maxConcurrentCalls: 0, maxInflightBytes: 0n, _unknownFields: {} };
+}
+
+export const WorkerLimits: MessageFns<WorkerLimits> = {
+  encode(message: WorkerLimits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maxConcurrentCalls !== 0) {
+      writer.uint32(8).uint32(message.maxConcurrentCalls);
+    }
+    if (message.maxInflightBytes !== 0n) {
+      if (BigInt.asUintN(64, message.maxInflightBytes) !== message.maxInflightBytes) {
+        throw new globalThis.Error("value provided for field message.maxInflightBytes of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.maxInflightBytes);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkerLimits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkerLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.maxConcurrentCalls = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.maxInflightBytes = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkerLimits {
+    return {
+      maxConcurrentCalls: isSet(object.maxConcurrentCalls)
+        ? globalThis.Number(object.maxConcurrentCalls)
+        : isSet(object.max_concurrent_calls)
+        ? globalThis.Number(object.max_concurrent_calls)
+        : 0,
+      maxInflightBytes: isSet(object.maxInflightBytes)
+        ? BigInt(object.maxInflightBytes)
+        : isSet(object.max_inflight_bytes)
+        ? BigInt(object.max_inflight_bytes)
+        : 0n,
+    };
+  },
+
+  toJSON(message: WorkerLimits): unknown {
+    const obj: any = {};
+    if (message.maxConcurrentCalls !== 0) {
+      obj.maxConcurrentCalls = Math.round(message.maxConcurrentCalls);
+    }
+    if (message.maxInflightBytes !== 0n) {
+      obj.maxInflightBytes = message.maxInflightBytes.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkerLimits>, I>>(base?: I): WorkerLimits {
+    return WorkerLimits.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkerLimits>, I>>(object: I): WorkerLimits {
+    const message = createBaseWorkerLimits();
+    message.maxConcurrentCalls = object.maxConcurrentCalls ?? 0;
+    message.maxInflightBytes = (object.maxInflightBytes !== undefined && object.maxInflightBytes !== null)
+      ? BigInt(object.maxInflightBytes)
+      : 0n;
     return message;
   },
 };

@@ -26,7 +26,7 @@ from colocated_wire._gen.colocated.v1 import limit_pb2 as colocated__wire_dot___
 from colocated_wire._gen.colocated.v1 import payload_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_payload__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/payload.proto\"\x1f\n\rProgramHandle\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"T\n\x12LoadProgramRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\"B\n\x13LoadProgramResponse\x12+\n\x06handle\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"Q\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"\xac\x01\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12-\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\x12+\n\x06handle\x18\x04 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"s\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12.\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\"9\n\nShardIndex\x12\x15\n\x05start\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\x14\n\x04stop\x18\x02 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\"o\n\nShardChunk\x12\x0c\n\x04leaf\x18\x01 \x01(\r\x12\'\n\x05index\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardIndex\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x0c\n\x04last\x18\x05 \x01(\x08\"{\n\x0c\x45xecuteStart\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12+\n\x06handle\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"\x86\x01\n\x15\x45xecuteShardedRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.ExecuteStartH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x8e\x01\n\x16\x45xecuteShardedResponse\x12\x32\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayloadH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x14\n\x12GetTopologyRequest\"k\n\x0eTopologyDevice\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x10\n\x08platform\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x16\n\x06\x63oords\x18\x05 \x03(\x05\x42\x06\x10\x01\x88\xb5\x18\x04\"x\n\x13GetTopologyResponse\x12\x15\n\rprocess_count\x18\x01 \x01(\r\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x33\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1c.colocated.v1.TopologyDeviceB\x04\x88\xb5\x18\x03\x32\xba\x03\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponse\x12R\n\x0bLoadProgram\x12 .colocated.v1.LoadProgramRequest\x1a!.colocated.v1.LoadProgramResponse\x12_\n\x0e\x45xecuteSharded\x12#.colocated.v1.ExecuteShardedRequest\x1a$.colocated.v1.ExecuteShardedResponse(\x01\x30\x01\x12R\n\x0bGetTopology\x12 .colocated.v1.GetTopologyRequest\x1a!.colocated.v1.GetTopologyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/payload.proto\"\x1f\n\rProgramHandle\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"T\n\x12LoadProgramRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\"B\n\x13LoadProgramResponse\x12+\n\x06handle\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"}\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\x12*\n\x06limits\x18\x03 \x01(\x0b\x32\x1a.colocated.v1.WorkerLimits\"H\n\x0cWorkerLimits\x12\x1c\n\x14max_concurrent_calls\x18\x01 \x01(\r\x12\x1a\n\x12max_inflight_bytes\x18\x02 \x01(\x04\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"\xac\x01\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12-\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\x12+\n\x06handle\x18\x04 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"s\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12.\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\"9\n\nShardIndex\x12\x15\n\x05start\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\x14\n\x04stop\x18\x02 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\"o\n\nShardChunk\x12\x0c\n\x04leaf\x18\x01 \x01(\r\x12\'\n\x05index\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardIndex\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x0c\n\x04last\x18\x05 \x01(\x08\"{\n\x0c\x45xecuteStart\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12+\n\x06handle\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"\x86\x01\n\x15\x45xecuteShardedRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.ExecuteStartH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x8e\x01\n\x16\x45xecuteShardedResponse\x12\x32\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayloadH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x14\n\x12GetTopologyRequest\"k\n\x0eTopologyDevice\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x10\n\x08platform\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x16\n\x06\x63oords\x18\x05 \x03(\x05\x42\x06\x10\x01\x88\xb5\x18\x04\"x\n\x13GetTopologyResponse\x12\x15\n\rprocess_count\x18\x01 \x01(\r\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x33\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1c.colocated.v1.TopologyDeviceB\x04\x88\xb5\x18\x03\x32\xba\x03\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponse\x12R\n\x0bLoadProgram\x12 .colocated.v1.LoadProgramRequest\x1a!.colocated.v1.LoadProgramResponse\x12_\n\x0e\x45xecuteSharded\x12#.colocated.v1.ExecuteShardedRequest\x1a$.colocated.v1.ExecuteShardedResponse(\x01\x30\x01\x12R\n\x0bGetTopology\x12 .colocated.v1.GetTopologyRequest\x1a!.colocated.v1.GetTopologyResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -56,29 +56,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETVERSIONREQUEST']._serialized_start=403
   _globals['_GETVERSIONREQUEST']._serialized_end=466
   _globals['_GETVERSIONRESPONSE']._serialized_start=468
-  _globals['_GETVERSIONRESPONSE']._serialized_end=549
-  _globals['_ARRAYDATA']._serialized_start=551
-  _globals['_ARRAYDATA']._serialized_end=576
-  _globals['_EXECUTEREQUEST']._serialized_start=579
-  _globals['_EXECUTEREQUEST']._serialized_end=751
-  _globals['_EXECUTERESPONSE']._serialized_start=753
-  _globals['_EXECUTERESPONSE']._serialized_end=868
-  _globals['_SHARDINDEX']._serialized_start=870
-  _globals['_SHARDINDEX']._serialized_end=927
-  _globals['_SHARDCHUNK']._serialized_start=929
-  _globals['_SHARDCHUNK']._serialized_end=1040
-  _globals['_EXECUTESTART']._serialized_start=1042
-  _globals['_EXECUTESTART']._serialized_end=1165
-  _globals['_EXECUTESHARDEDREQUEST']._serialized_start=1168
-  _globals['_EXECUTESHARDEDREQUEST']._serialized_end=1302
-  _globals['_EXECUTESHARDEDRESPONSE']._serialized_start=1305
-  _globals['_EXECUTESHARDEDRESPONSE']._serialized_end=1447
-  _globals['_GETTOPOLOGYREQUEST']._serialized_start=1449
-  _globals['_GETTOPOLOGYREQUEST']._serialized_end=1469
-  _globals['_TOPOLOGYDEVICE']._serialized_start=1471
-  _globals['_TOPOLOGYDEVICE']._serialized_end=1578
-  _globals['_GETTOPOLOGYRESPONSE']._serialized_start=1580
-  _globals['_GETTOPOLOGYRESPONSE']._serialized_end=1700
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=1703
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=2145
+  _globals['_GETVERSIONRESPONSE']._serialized_end=593
+  _globals['_WORKERLIMITS']._serialized_start=595
+  _globals['_WORKERLIMITS']._serialized_end=667
+  _globals['_ARRAYDATA']._serialized_start=669
+  _globals['_ARRAYDATA']._serialized_end=694
+  _globals['_EXECUTEREQUEST']._serialized_start=697
+  _globals['_EXECUTEREQUEST']._serialized_end=869
+  _globals['_EXECUTERESPONSE']._serialized_start=871
+  _globals['_EXECUTERESPONSE']._serialized_end=986
+  _globals['_SHARDINDEX']._serialized_start=988
+  _globals['_SHARDINDEX']._serialized_end=1045
+  _globals['_SHARDCHUNK']._serialized_start=1047
+  _globals['_SHARDCHUNK']._serialized_end=1158
+  _globals['_EXECUTESTART']._serialized_start=1160
+  _globals['_EXECUTESTART']._serialized_end=1283
+  _globals['_EXECUTESHARDEDREQUEST']._serialized_start=1286
+  _globals['_EXECUTESHARDEDREQUEST']._serialized_end=1420
+  _globals['_EXECUTESHARDEDRESPONSE']._serialized_start=1423
+  _globals['_EXECUTESHARDEDRESPONSE']._serialized_end=1565
+  _globals['_GETTOPOLOGYREQUEST']._serialized_start=1567
+  _globals['_GETTOPOLOGYREQUEST']._serialized_end=1587
+  _globals['_TOPOLOGYDEVICE']._serialized_start=1589
+  _globals['_TOPOLOGYDEVICE']._serialized_end=1696
+  _globals['_GETTOPOLOGYRESPONSE']._serialized_start=1698
+  _globals['_GETTOPOLOGYRESPONSE']._serialized_end=1818
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=1821
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=2263
 # @@protoc_insertion_point(module_scope)

@@ -43,12 +43,22 @@ class GetVersionRequest(_message.Message):
     def __init__(self, client: _Optional[_Union[VersionRange, _Mapping]] = ...) -> None: ...
 
 class GetVersionResponse(_message.Message):
-    __slots__ = ("server", "version")
+    __slots__ = ("server", "version", "limits")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
     server: VersionRange
     version: int
-    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
+    limits: WorkerLimits
+    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ...) -> None: ...
+
+class WorkerLimits(_message.Message):
+    __slots__ = ("max_concurrent_calls", "max_inflight_bytes")
+    MAX_CONCURRENT_CALLS_FIELD_NUMBER: _ClassVar[int]
+    MAX_INFLIGHT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    max_concurrent_calls: int
+    max_inflight_bytes: int
+    def __init__(self, max_concurrent_calls: _Optional[int] = ..., max_inflight_bytes: _Optional[int] = ...) -> None: ...
 
 class ArrayData(_message.Message):
     __slots__ = ("data",)
