@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Python package as pip would publish it and installs it into a fresh virtual
 # environment, then checks what a user gets: colocated_wire with __version__ (package.json's
-# version) and py.typed, the generated code inside it, the [worker] extra's metadata, and no
-# top-level `colocated` package.
+# version) and py.typed, the generated code inside it, the [worker] extra's metadata (grpcio,
+# its standard services and prometheus_client), and no top-level `colocated` package.
 #
 # The fresh environment has no pip and no dependencies of its own: the project's pip installs
 # the wheel into it (--no-deps), and a .pth line lends it the project venv's site-packages for
@@ -72,7 +72,8 @@ requires = metadata.requires("colocated-wire") or []
 check(metadata.metadata("colocated-wire").get_all("Provides-Extra") == ["worker"],
       f"extras: {metadata.metadata('colocated-wire').get_all('Provides-Extra')}")
 worker = [r for r in requires if 'extra == "worker"' in r]
-check(sorted(r.split(">")[0].split("<")[0] for r in worker) == ["grpcio", "grpcio-health-checking", "grpcio-reflection"],
+check(sorted(r.split(">")[0].split("<")[0] for r in worker)
+      == ["grpcio", "grpcio-health-checking", "grpcio-reflection", "prometheus_client"],
       f"worker extra requires {worker}")
 core = {r.split(">")[0].split("<")[0].split("=")[0] for r in requires if "extra ==" not in r}
 check(core == {"jax", "jaxlib", "protobuf", "numpy", "cloudpickle"}, f"requires {sorted(core)}")

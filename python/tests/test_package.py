@@ -35,10 +35,10 @@ def test_pyproject_requires_the_tested_jax_range(name):
     assert f"{name}{SUPPORTED_JAX}" in PYPROJECT["project"]["dependencies"]
 
 
-def test_the_worker_extra_brings_grpcio_and_its_standard_services():
+def test_the_worker_extra_brings_grpcio_its_standard_services_and_metrics():
     worker = PYPROJECT["project"]["optional-dependencies"]["worker"]
     names = [r.split(">")[0] for r in worker]
-    assert names == ["grpcio", "grpcio-health-checking", "grpcio-reflection"]
+    assert names == ["grpcio", "grpcio-health-checking", "grpcio-reflection", "prometheus_client"]
 
 
 def test_the_package_is_typed():

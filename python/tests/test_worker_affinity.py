@@ -150,7 +150,7 @@ def test_a_worker_process_pins_its_serving_threads_and_nothing_else(tmp_path):
         xla = [cpus for name, cpus in threads.values() if name.startswith("tf_XLA")]
         assert xla and set(xla) == {everywhere}, threads
         assert everywhere != str(cpu)
-        assert f"serving threads on CPU {cpu}" in worker.stderr()
+        worker.wait_for(f"serving threads on CPU {cpu}")  # said after `listening on`
     finally:
         worker.process.kill()
         worker.process.wait()
@@ -163,7 +163,7 @@ def test_a_worker_process_told_off_pins_no_thread(tmp_path):
         check_health(worker.target)
         threads = thread_cpus(worker.process.pid)
         assert {cpus for _, cpus in threads.values()} == {threads[worker.process.pid][1]}
-        assert "serving threads on any CPU" in worker.stderr()
+        worker.wait_for("serving threads on any CPU")  # said after `listening on`
     finally:
         worker.process.kill()
         worker.process.wait()

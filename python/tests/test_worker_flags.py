@@ -15,6 +15,7 @@ from colocated_wire.worker.main import parse_args
         ("--retain-freed-bytes", "1.5", "invalid non_negative value: '1.5'"),
         ("--unhealthy-after", "0", "must be more than 0 seconds, not 0"),
         ("--unhealthy-after", "soon", "invalid positive_seconds value: 'soon'"),
+        ("--metrics-port", "-1", "must be at least 0, not -1"),
     ],
 )
 def test_a_bad_number_is_refused_naming_the_flag(capsys, flag, value, said):

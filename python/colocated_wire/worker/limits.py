@@ -40,6 +40,7 @@ class CallLimits:
         """Holds one call slot and `nbytes` for the block; raises Refused when over a limit."""
         with self._changed:
             if self.draining:
+                self._refusing("draining")
                 raise unavailable("the worker is shutting down and takes no new calls")
             if self.calls >= self.max_calls:
                 self._refusing("calls")
@@ -70,7 +71,8 @@ class CallLimits:
         self.bytes += nbytes
 
     def on_refuse(self, callback: Callable[[str], None]) -> None:
-        """Calls `callback(reason)` ("calls" or "bytes") for each call refused at admission."""
+        """Calls `callback(reason)` ("calls", "bytes" or "draining") for each call refused at
+        admission."""
         self._on_refuse.append(callback)
 
     def _refusing(self, reason: str) -> None:

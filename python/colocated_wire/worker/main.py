@@ -29,6 +29,7 @@ from colocated_wire.worker import health as worker_health
 from colocated_wire.worker import job as worker_job
 from colocated_wire.worker import log as worker_log
 from colocated_wire.worker import memory as worker_memory
+from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker import progress as worker_progress
 from colocated_wire.worker import tls as worker_tls
 from colocated_wire.worker.flags import positive
@@ -100,6 +101,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_job.add_flags(p)
     worker_memory.add_flags(p)
     worker_affinity.add_flags(p)
+    worker_metrics.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -121,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         credentials = worker_tls.server_credentials(tls)
         worker_job.check_flags(args)
         serving_cpu = worker_affinity.serving_cpu(args.serving_cpu)
+        worker_metrics.serve(args.metrics_host, args.metrics_port)  # before handlers() below
     except ValueError as e:
         worker_log.say(str(e))
         return 2
@@ -164,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         ProgramCache(policy, args.program_cache),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
     )
-    service.limits.on_refuse(lambda _: service.progress.refused())
+    # A drain's refusals wait for no slot: they say nothing of the calls' progress.
+    service.limits.on_refuse(lambda why: why == "draining" or service.progress.refused())
+    worker_metrics.watch(service.limits, TURN)
     # A few threads beyond the call limit answer GetVersion and health while every slot is
     # taken. gRPC's own cap bounds what waits for a thread. It counts a call until its serving
     # thread has seen it end, which lags the client under load, so a cap of `threads` refused a
@@ -190,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress_changed(problem: str | None) -> None:  # so that an orchestrator restarts it
         health.serving(problem is None)
+        worker_metrics.healthy(problem is None)
         worker_log.say(f"health: NOT_SERVING: {problem}" if problem else "health: SERVING again")
 
     worker_progress.watch(service.progress, progress_changed, stopping)

@@ -17,6 +17,7 @@ import threading
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftError
 from colocated_wire.functions import UnloadedFunction, name_of
+from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.errors import (
     failed_precondition,
     invalid_argument,
@@ -62,12 +63,14 @@ class ProgramCache:
             found = self._programs.get(digest)
             if found is not None:
                 self._programs.move_to_end(digest)
+        worker_metrics.program_lookup(found is not None)
         if found is None:
             found = lift(digest, bytes(data), version, self.policy)
             with self._lock:
                 self._programs[digest] = found
                 while len(self._programs) > self.capacity:
                     self._programs.popitem(last=False)
+                    worker_metrics.PROGRAM_CACHE_EVICTIONS.inc()
         return within(found, version)
 
     def get(self, digest: bytes, version: int) -> LoadedProgram:
@@ -76,6 +79,7 @@ class ProgramCache:
             found = self._programs.get(digest)
             if found is not None:
                 self._programs.move_to_end(digest)
+        worker_metrics.program_lookup(found is not None)
         if found is None:
             raise not_found(
                 f"program handle {digest.hex()[:16]}… is not loaded on this worker (never loaded,"

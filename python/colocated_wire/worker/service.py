@@ -19,6 +19,7 @@ import grpc
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
 from colocated_wire.worker import log as worker_log
+from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.compression import CompressedWhenAsked
 from colocated_wire.worker.errors import Refused, invalid_argument
 from colocated_wire.worker.execute import check_version, execute
@@ -138,4 +139,4 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
             request_deserializer=read_sharded_request,
         ),
     }
-    return CompressedWhenAsked(WORKER_SERVICE, methods, compression)
+    return CompressedWhenAsked(WORKER_SERVICE, worker_metrics.observed(methods), compression)
