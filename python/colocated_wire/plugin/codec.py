@@ -6,7 +6,7 @@ in_leaves, out_treedef, out_leaves, devices)` (a ProgramPayload; reading it
 gives back a `Program`, a tuple of the same shape, since JAX takes `[0]`).
 `serialize_specs` / `deserialize_specs` put a SpecsPayload in JAX's carrier.
 
-Faults come out as the types JAX raises for them (plugin_errors.py), and a
+Faults come out as the types JAX raises for them (errors.py), and a
 value colocated.v1 cannot write is an EncodeError naming where it is.
 """
 
@@ -30,8 +30,8 @@ from colocated_wire import (
 from colocated_wire import deserialize_specs as deserialize_specs_payload
 from colocated_wire import serialize_specs as serialize_specs_payload
 from colocated_wire.functions import ANY_MODULE
-from colocated_wire.plugin_carrier import from_carrier, to_carrier
-from colocated_wire.plugin_errors import (
+from colocated_wire.plugin.carrier import from_carrier, to_carrier
+from colocated_wire.plugin.errors import (
     PickleNotAllowedError,
     PluginEncodeError,
     PluginEncodeTypeError,

@@ -1,27 +1,6 @@
-"""A drop-in backend for jax.experimental.colocated_python: its payloads in colocated.v1.
-
-JAX writes what a colocated call ships (the function with its specialization,
-and the output specs a worker sends back) with cloudpickle: no other language
-reads it, no version is promised, and reading it runs code. `install()` makes
-JAX write and read these payloads with colocated_wire instead, in the very
-carriers JAX uses (bytes for the program, a 0-d StringDType array for output
-specs, see plugin_carrier.py), so nothing else in JAX changes. Install it in
-every process that runs colocated Python: each reads what the others write.
-
-`func.py` imports its serialization functions by name, so they are rebound in
-its namespace as well as in `serialization`'s; `uninstall()` puts JAX's back.
-The module is private to JAX and changes between versions, so the versions
-this was written against are checked at install (SUPPORTED_JAX).
-
-Trust is explicit. JAX's functions are closures and travel pickled, and
-unpickling runs the peer's code: a pickled function is loaded only after
-`install(allow_pickle=True)`. Without it, only a module-level function sent by
-name runs, which is what JAX sends once a call's output specs are known
-(`specialize(out_specs_fn=...)`) and no PRNG key needs wrapping, and only
-from the modules `install(allowed_modules=...)` names (deny by default; with
-allow_pickle=True and no list, names resolve from any module, which the
-pickles could reach anyway).
-"""
+"""install() and uninstall(): JAX's colocated_python serialization functions rebound to
+colocated_wire's (codec.py), in `func`'s namespace as well as `serialization`'s, since
+func.py imports them by name."""
 
 from __future__ import annotations
 
@@ -32,28 +11,9 @@ from typing import Any
 
 import jax
 
-from colocated_wire import plugin_codec
 from colocated_wire.jax_support import SUPPORTED_JAX, jax_in_range
-from colocated_wire.plugin_errors import (
-    PickleNotAllowedError,
-    PluginEncodeError,
-    PluginEncodeTypeError,
-    PluginLiftError,
-    UnsupportedJaxError,
-)
-
-__all__ = [
-    "SUPPORTED_JAX",
-    "PickleNotAllowedError",
-    "PluginEncodeError",
-    "PluginEncodeTypeError",
-    "PluginLiftError",
-    "UnsupportedJaxError",
-    "install",
-    "installed",
-    "is_installed",
-    "uninstall",
-]
+from colocated_wire.plugin import codec as plugin_codec
+from colocated_wire.plugin.errors import UnsupportedJaxError
 
 _NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
 _REPLACEMENTS = {
