@@ -1,0 +1,81 @@
+import type { FaultPlan } from "./soak-proxy";
+import type { HangRule } from "./soak-tally";
+
+/**
+ * How long and how hard each part of the soak runs (`npm run soak`, bench/soak.ts): the full
+ * run, and a quick one of about two minutes. Every part is bounded in time and in calls.
+ */
+
+export interface SoakPlan {
+  quick: boolean;
+  /** Calls in flight in every part, and the worker's --max-concurrent-calls. */
+  inFlight: number;
+  /** A part stops starting calls after seconds × this, if its time has not run out first. */
+  maxCallsPerSecond: number;
+  /** Deadline of each call, and how much longer a call may take before it counts as hung. */
+  hang: HangRule;
+  steady: {
+    seconds: number;
+    sampleEveryS: number;
+    /** The first part of the run that memory figures leave out. */
+    warmUpFraction: number;
+  };
+  restarts: { everyS: number; restarts: number };
+  faults: {
+    seconds: number;
+    /** Shorter than the others: a call that stalls goes past it, which is one of the faults. */
+    hang: HangRule;
+    proxy: Omit<FaultPlan, "seed">;
+  };
+  drain: {
+    /** Calls run this long before the SIGTERM. */
+    warmS: number;
+    /** --grace-period: long enough for every call in flight to finish. */
+    graceS: number;
+    /** Calls keep coming this long after the worker has exited (refused: none listens). */
+    afterExitS: number;
+  };
+}
+
+/** What a part is given: the repository, the plan, the seed, and where to say how it goes. */
+export interface PartContext {
+  root: string;
+  plan: SoakPlan;
+  seed: number;
+  /** Sets the line the progress bar shows while the part runs. */
+  status(line: () => string): void;
+}
+
+const HANG: HangRule = { deadlineMs: 10_000, marginMs: 5_000 };
+
+/** The proxy's faults: a cut every ~1 MiB, a 0–2 s stall every ~512 KiB each way. */
+const PROXY: SoakPlan["faults"]["proxy"] = {
+  meanBytesBeforeCut: 1 << 20,
+  meanBytesBetweenStalls: 512 << 10,
+  maxStallMs: 2_000,
+};
+
+/** The plan of a full run (about 11 minutes) or a quick one (about 2 minutes). */
+export function soakPlan(quick: boolean): SoakPlan {
+  return {
+    quick,
+    inFlight: 64,
+    maxCallsPerSecond: 2_000,
+    hang: HANG,
+    steady: { seconds: quick ? 30 : 300, sampleEveryS: quick ? 2 : 5, warmUpFraction: 0.2 },
+    restarts: quick ? { everyS: 10, restarts: 2 } : { everyS: 30, restarts: 5 },
+    faults: {
+      seconds: quick ? 30 : 120,
+      hang: { deadlineMs: 3_000, marginMs: 5_000 },
+      proxy: PROXY,
+    },
+    drain: { warmS: quick ? 3 : 10, graceS: 60, afterExitS: 1 },
+  };
+}
+
+/** Seconds the plan's parts take, without starting workers: the progress bar's total. */
+export function plannedSeconds(plan: SoakPlan): number {
+  const startups = 4 * 8 + plan.restarts.restarts * 8;
+  const restarts = plan.restarts.everyS * (plan.restarts.restarts + 1);
+  return startups + plan.steady.seconds + restarts + plan.faults.seconds + plan.drain.warmS + 5;
+}

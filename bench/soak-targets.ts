@@ -1,0 +1,86 @@
+import type { SoakResults, SoakTarget } from "./soak-results";
+import { EXPECTED_PROXY_STATUSES, EXPECTED_RESTART_STATUSES } from "./soak-statuses";
+import { failures, type Tally } from "./soak-tally";
+
+/**
+ * The soak's targets: no call hangs in any part, and each part's own condition (every answer
+ * right, calls answered again after each restart, only documented statuses through the
+ * faults, every accepted call answered through a drain and an exit 0), and memory that grows
+ * at most MEMORY_GROWTH_PERCENT after warm-up.
+ */
+
+export const MEMORY_GROWTH_PERCENT = 10;
+
+const PARTS = ["steady", "restarts", "faults", "drain"] as const;
+
+/** Every target of a run, met or not; a part that did not run misses its targets. */
+export function soakTargets(r: Omit<SoakResults, "targets">): SoakTarget[] {
+  const targets: SoakTarget[] = [];
+  const add = (part: string, name: string, measured: string, limit: string, met: boolean) =>
+    targets.push({ part, name, measured, limit, met });
+  for (const part of PARTS) {
+    if (r.errors[part])
+      add(part, "part ran to its end", r.errors[part].split("\n")[0], "ran", false);
+    const tally = r[part]?.tally;
+    if (tally) add(part, "calls hung", String(tally.hung), "0", tally.hung === 0);
+    if (tally) add(part, "wrong answers", String(tally.wrong), "0", tally.wrong === 0);
+  }
+  if (r.steady) {
+    const t = r.steady.tally;
+    add("steady", "calls failed", String(failures(t)), "0", failures(t) === 0);
+    for (const figure of r.steady.memory.figures) {
+      const growth = figure.trend?.growthPercent;
+      const name = `${figure.name} growth after warm-up (${figure.source})`;
+      const measured = growth === undefined ? "not measured" : `${growth.toFixed(1)}%`;
+      const met = growth !== undefined && growth <= MEMORY_GROWTH_PERCENT;
+      add("steady", name, measured, `≤ ${MEMORY_GROWTH_PERCENT}%`, met);
+    }
+  }
+  if (r.restarts) {
+    const back = r.restarts.restarts.filter((x) => x.answeredAfter > 0).length;
+    const measured = `${back} of ${r.restarts.restarts.length}`;
+    add(
+      "restarts",
+      "restarts after which calls were answered again",
+      measured,
+      "all",
+      back === r.restarts.restarts.length && back > 0,
+    );
+    const odd = undocumented(r.restarts.tally, EXPECTED_RESTART_STATUSES);
+    add(
+      "restarts",
+      "failures of an unexpected status",
+      odd.join(", ") || "none",
+      "none",
+      odd.length === 0,
+    );
+  }
+  if (r.faults) {
+    const odd = undocumented(r.faults.tally, EXPECTED_PROXY_STATUSES);
+    add(
+      "faults",
+      "failures of an undocumented status",
+      odd.join(", ") || "none",
+      "none",
+      odd.length === 0,
+    );
+  }
+  if (r.drain) {
+    const d = r.drain;
+    const lost = d.inFlightAtSigterm.lost + d.afterSigterm.lost;
+    add("drain", "accepted calls not answered", String(lost), "0", lost === 0);
+    const exit = d.exit ? (d.exit.signal ?? `exit ${d.exit.code}`) : "did not exit";
+    add("drain", "worker's exit after SIGTERM", exit, "exit 0", d.exit?.code === 0);
+  }
+  // Each part's targets together, in the parts' order.
+  return targets.sort((a, b) => order(a.part) - order(b.part));
+}
+
+function order(part: string): number {
+  return PARTS.indexOf(part as (typeof PARTS)[number]);
+}
+
+/** The failure names of `tally` that are not in `expected`. */
+function undocumented(tally: Tally, expected: readonly string[]): string[] {
+  return Object.keys(tally.failed).filter((code) => !expected.includes(code));
+}
