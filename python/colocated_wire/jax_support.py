@@ -1,10 +1,13 @@
 """The JAX versions colocated_wire is tested with, checked when the package is imported.
 
 JAX changes the names and behaviour colocated_wire relies on between minor
-versions, so a JAX outside this range fails at import with what to install,
-not later with an AttributeError. python/pyproject.toml requires the same
-range of jax and jaxlib (tests/test_package.py compares them), and the plugin
-checks jax.__version__ against it again at install, before it patches JAX.
+versions (jax_compat/ holds one module per difference), so a JAX outside this
+range fails at import with what to install, not later with an AttributeError.
+0.4 is not supported: it has no jax.sharding.AxisType, its Mesh.axis_types is
+a dict of another shape, and its colocated_python output-spec carrier differs.
+python/pyproject.toml requires the same range of jax and jaxlib
+(tests/test_package.py compares them), and the plugin checks jax.__version__
+against it again at install, before it patches JAX.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 
-_LOWEST = (0, 10)  # the oldest major.minor supported
+_LOWEST = (0, 5)  # the oldest major.minor supported
 _BELOW = (0, 11)  # the first major.minor not supported
 SUPPORTED_JAX = f">={_LOWEST[0]}.{_LOWEST[1]},<{_BELOW[0]}.{_BELOW[1]}"
 JAX_DISTRIBUTIONS = ("jax", "jaxlib")

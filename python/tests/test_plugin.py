@@ -22,6 +22,7 @@ import pytest
 from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func, serialization
 from jax.sharding import NamedSharding, PartitionSpec
+from jax_limits import CPU_ROUND_TRIP, PRNG_KEYS, skip_if
 
 from colocated_wire import (
     EncodeError,
@@ -99,6 +100,8 @@ _SPIES = {
 
 @pytest.fixture(params=["jax", "colocated_wire"])
 def wire(request):
+    if CPU_ROUND_TRIP is not None:
+        pytest.skip(CPU_ROUND_TRIP)
     if request.param == "colocated_wire":
         plugin.install(allow_pickle=True)
     global _recording
@@ -344,6 +347,7 @@ def test_calls_from_many_threads(wire, devices):
     wire.check(programs=3, carriers=1)  # one specialization, whichever thread came first
 
 
+@skip_if(PRNG_KEYS)
 def test_prng_keys_with_output_specs_given(wire, devices):
     # JAX sends keys in their physical uint32 form in a program, so they need no key dtype.
     key = jax.device_put(jax.random.key(0), devices[0])
@@ -356,6 +360,7 @@ def test_prng_keys_with_output_specs_given(wire, devices):
     wire.check(programs=1, carriers=0)
 
 
+@skip_if(PRNG_KEYS)
 def test_prng_keys_in_discovered_output_specs(wire, devices):
     # Output specs keep the key dtype: the carrier writes it as a key of schema 1.1.
     key = jax.device_put(jax.random.key(0), devices[0])
@@ -367,6 +372,7 @@ def test_prng_keys_in_discovered_output_specs(wire, devices):
     wire.check(programs=3, carriers=1)  # as in test_a_plain_function_discovers_its_output_specs
 
 
+@skip_if(PRNG_KEYS)
 @pytest.mark.parametrize("impl", ["threefry2x32", "rbg", "unsafe_rbg"])
 def test_prng_keys_of_every_impl_go_in_and_come_out(wire, devices, impl):
     keys = jax.device_put(jax.random.split(jax.random.key(7, impl=impl), 3), devices[0])
@@ -381,6 +387,7 @@ def test_prng_keys_of_every_impl_go_in_and_come_out(wire, devices, impl):
     wire.check(programs=3, carriers=1)
 
 
+@skip_if(PRNG_KEYS)
 def test_key_output_specs_travel_in_the_carrier_as_keys(wire, devices):
     key = jax.device_put(jax.random.key(0, impl="rbg"), devices[0])
     cp.colocated_python(split_key)(key)
@@ -434,6 +441,7 @@ def test_a_default_factory_without_a_name_is_an_encode_error_at_its_node(x):
     _assert_same(cp.colocated_python(lambda t: t[0])(tree), x)  # JAX's pickle writes it
 
 
+@skip_if(CPU_ROUND_TRIP)
 def test_without_allow_pickle_only_functions_by_name_run(x):
     with plugin.installed(allowed_modules={add_one.__module__}):
         with pytest.raises(PickleNotAllowedError, match=r"install\(allow_pickle=True\)"):
@@ -462,13 +470,15 @@ def test_a_device_this_process_lacks_is_a_value_error(devices):
         serialization._lookup_cpu_device({}, len(devices) + 4000)
     with plugin.installed():
         with pytest.raises(ValueError) as caught:
-            func._deserialize(data)
+            serialization._deserialize(data)  # func imports it too from JAX 0.8
     assert isinstance(caught.value, PluginLiftError) and isinstance(caught.value, LiftError)
     assert type(jax_says.value) is ValueError and str(len(devices) + 4000) in str(caught.value)
 
 
 def test_install_twice_and_uninstall_twice_are_harmless():
-    originals = {(m, n): getattr(m, n) for m in (func, serialization) for n in _NAMES}
+    # func.py imports _deserialize only from JAX 0.8 (jax_compat/colocated_python.py).
+    modules = (func, serialization)
+    originals = {(m, n): getattr(m, n) for m in modules for n in _NAMES if hasattr(m, n)}
     plugin.install()
     plugin.install(allow_pickle=True)
     assert plugin.is_installed()
@@ -487,6 +497,7 @@ def test_install_twice_and_uninstall_twice_are_harmless():
     assert all(getattr(*key) is value for key, value in originals.items())
 
 
+@skip_if(CPU_ROUND_TRIP)
 def test_allow_pickle_is_restored_after_a_nested_block(x):
     with plugin.installed(allow_pickle=True):
         with plugin.installed():
@@ -495,11 +506,11 @@ def test_allow_pickle_is_restored_after_a_nested_block(x):
         _assert_same(cp.colocated_python(add_one)(x), x + 1)
 
 
-@pytest.mark.parametrize("version", ["0.9.2", "0.11.0", "1.0.0", "dev"])
+@pytest.mark.parametrize("version", ["0.4.38", "0.11.0", "1.0.0", "dev"])
 def test_a_jax_outside_the_supported_range_is_refused_by_name(monkeypatch, version):
     monkeypatch.setattr(jax, "__version__", version)
     with pytest.raises(
-        RuntimeError, match=rf"supports jax >=0\.10,<0\.11, and this is jax {version}"
+        RuntimeError, match=rf"supports jax >=0\.5,<0\.11, and this is jax {version}"
     ):
         plugin.install()
     assert not plugin.is_installed() and func._serialize is serialization._serialize

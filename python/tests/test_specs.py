@@ -11,6 +11,7 @@ from jax._src import sharding_impls
 from jax._src.lib import xla_client as xc
 from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
+from jax_limits import AXIS_SETS, CPU_MEMORY_KINDS, INTERNED_SPECS, skip_if
 from vector_cases import DTYPE_NAMES
 
 from colocated_wire import DecodeLimits, EncodeError, deserialize_specs, serialize_specs
@@ -75,6 +76,7 @@ def test_axis_types(devices):
     assert list(parse(data).table.entries[1].mesh.axis_types) == [2, 3, 1]
 
 
+@skip_if(AXIS_SETS)
 def test_partition_spec_forms(devices):
     # Unreduced/reduced need Explicit axes, UNCONSTRAINED an Auto one.
     types = (AxisType.Explicit, AxisType.Explicit, AxisType.Auto)
@@ -104,13 +106,16 @@ def test_partition_spec_forms(devices):
 
 
 def test_jax_canonicalizes_one_tuple_to_axis(mesh_2x4):
-    # P(('x',)) is P('x') in JAX 0.10.2, so it is written as an AXIS entry.
-    assert P(("x",)) is P("x")
+    # P(('x',)) is P('x') in JAX 0.10.2 (before, an equal spec), so it is an AXIS entry.
+    assert tuple(P(("x",))) == ("x",)
+    if INTERNED_SPECS is None:
+        assert P(("x",)) is P("x")
     s = NamedSharding(mesh_2x4, P(("x",)))
     data, _, _ = roundtrip([SDS((4,), jnp.float32, sharding=s)])
     assert parse(data).table.entries[2].named_sharding.spec.entries[0].kind == 2
 
 
+@skip_if(CPU_MEMORY_KINDS)
 def test_memory_kinds(mesh_2x4, devices):
     leaves = [
         SDS((2,), jnp.float32, sharding=NamedSharding(mesh_2x4, P(), memory_kind="pinned_host")),

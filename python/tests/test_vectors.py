@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import vector_cases
 from google.protobuf import json_format
+from jax_limits import case_limit, skip_case
 from vector_cases import FOREIGN_CASES, PROGRAM_CASES, SPECS_CASES, TARGET_MINOR_VERSIONS
 
 from colocated_wire import (
@@ -67,11 +68,13 @@ ALL_CASES = [*SPECS_CASES, *PROGRAM_CASES]
 
 @pytest.mark.parametrize("name", ALL_CASES)
 def test_python_writes_the_committed_bytes(name, devices):
+    skip_case(name)
     assert _serialize(name, devices) == _vector(name)
 
 
 @pytest.mark.parametrize("name", list(SPECS_CASES))
 def test_typescript_specs_lift_to_equal_jax_objects(name, devices):
+    skip_case(name)
     _assert_same_specs(deserialize_specs(_vector(name)), SPECS_CASES[name](devices))
 
 
@@ -87,6 +90,7 @@ def test_every_vector_is_a_case():
 
 
 def test_a_newer_minor_version_is_read_and_carried_through(devices):
+    skip_case("newer_minor_version")
     data = _vector("newer_minor_version")
     treedef, leaves = deserialize_specs(data)
     _assert_same_specs((treedef, leaves), vector_cases.memory_kinds(devices))
@@ -103,6 +107,7 @@ def test_there_are_golden_vectors_of_the_1_0_release():
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_golden_vectors_decode_forever(path, devices):
     """Each decodes, re-encodes to its very bytes, and reads as its committed JSON form."""
+    skip_case(path.stem)
     data = path.read_bytes()
     want = json.loads(path.with_suffix(".json").read_text())
     vector_cases.example_program(devices)  # makes the example's train.step importable
@@ -139,13 +144,14 @@ def _typescript_cli() -> list[str]:
 def test_python_bytes_through_typescript_and_back(devices, tmp_path):
     written = tmp_path / "python"
     written.mkdir()
-    for name in ALL_CASES:
+    cases = [name for name in ALL_CASES if case_limit(name) is None]  # those JAX builds here
+    for name in cases:
         (written / f"{name}.bin").write_bytes(_serialize(name, devices))
     out = tmp_path / "typescript"
     out.mkdir()  # the CLI writes into a folder that exists
-    files = [str(written / f"{name}.bin") for name in ALL_CASES]
+    files = [str(written / f"{name}.bin") for name in cases]
     subprocess.run([*_typescript_cli(), "canonicalize", "--out-dir", str(out), *files], check=True)
-    for name in ALL_CASES:
+    for name in cases:
         again = (out / f"{name}.bin").read_bytes()
         assert again == (written / f"{name}.bin").read_bytes(), name
         if name in SPECS_CASES:

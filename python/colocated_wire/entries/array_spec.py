@@ -31,6 +31,7 @@ from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError, EncodeError, LiftError
+from colocated_wire.jax_compat.spec_identity import spec_key
 from colocated_wire.schema_version import (
     enum_since,
     field_since,
@@ -152,10 +153,11 @@ def key(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> tuple:
     a fresh sharding) adds nothing; any other sharding is added and named by its index."""
     sharding = spec.sharding
     if isinstance(sharding, NamedSharding) and isinstance(mesh := sharding.mesh, Mesh):
-        # By identity: the builder keeps the leaf, so its mesh and spec, alive. JAX interns
-        # PartitionSpecs, so equal specs are one object; an equal mesh or spec that is another
-        # object misses here and meets its twin by value once lowered.
-        of: Any = (id(mesh), id(sharding.spec), sharding.memory_kind)
+        # By identity: the builder keeps the leaf, so its mesh and spec, alive. JAX >= 0.10
+        # interns PartitionSpecs, so equal specs are one object (before, spec_key is the spec
+        # itself); an equal mesh or spec that is another object misses here and meets its twin
+        # by value once lowered.
+        of: Any = (id(mesh), spec_key(sharding.spec), sharding.memory_kind)
     else:
         of = _add_sharding(sharding, ctx)
     return (of, spec.shape, spec.dtype, bool(spec.weak_type))
@@ -176,7 +178,7 @@ def add_leaves(leaves: Sequence[Any], ctx: LowerContext, out: list[int]) -> None
             continue
         # The first leaf of these parts is kept by the builder, and with it its mesh and spec.
         spec, kind = sharding.spec, sharding.memory_kind
-        parts = (id(mesh), id(spec), kind, leaf.shape, leaf.dtype, leaf.weak_type)
+        parts = (id(mesh), spec_key(spec), kind, leaf.shape, leaf.dtype, leaf.weak_type)
         try:
             index = by_parts.get(parts)
         except TypeError:  # an unhashable part, which lowering refuses

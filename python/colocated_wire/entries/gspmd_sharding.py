@@ -32,6 +32,7 @@ from colocated_wire.entries.memory_kind import (
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.iota import find_iota, materialize_iota
+from colocated_wire.jax_compat.gspmd import maximal_tile_dims
 from colocated_wire.limits import DecodeLimits
 
 if TYPE_CHECKING:
@@ -126,6 +127,8 @@ def _lower_hlo_sharding(hlo: xc.HloSharding, out: table_pb2.GspmdSharding, count
     rank = 0
     if out.type in TILED:
         dims = [int(d) for d in op.tile_assignment_dimensions]
+        if out.type == table_pb2.SHARDING_TYPE_MAXIMAL:
+            dims = maximal_tile_dims(dims)
         if len(op.iota_reshape_dims):
             ids = materialize_iota(list(op.iota_reshape_dims), list(op.iota_transpose_perm))
         else:

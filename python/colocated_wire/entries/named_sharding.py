@@ -23,6 +23,8 @@ from colocated_wire.entries.memory_kind import (
 from colocated_wire.entries.mesh import MESH
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import EncodeError
+from colocated_wire.jax_compat.partition_spec import make_spec, spec_fields
+from colocated_wire.jax_compat.spec_identity import lifted_specs, spec_key
 
 if TYPE_CHECKING:
     from colocated_wire.table.check_table import CheckContext
@@ -102,8 +104,7 @@ _LOWERED: weakref.WeakKeyDictionary[Mesh, dict[Hashable, bytes]] = weakref.WeakK
 
 def _fields(sharding: NamedSharding) -> tuple:
     """What a sharding writes besides its mesh, as plain values (hashable if it lowers)."""
-    spec = sharding.spec
-    return (spec.partitions, spec.unreduced, spec.reduced, sharding.memory_kind)
+    return (*spec_fields(sharding.spec), sharding.memory_kind)
 
 
 def key(sharding: NamedSharding, ctx: LowerContext) -> Hashable | None:
@@ -112,10 +113,11 @@ def key(sharding: NamedSharding, ctx: LowerContext) -> Hashable | None:
     mesh = sharding.mesh
     if not isinstance(mesh, Mesh):
         return None
-    # The spec by identity, not its fields: JAX interns PartitionSpecs, so equal specs are one
-    # object and this hashes nothing of them; an equal spec that is another object is found by
-    # its bytes once lowered. The builder keeps the sharding, so the spec's id stays its own.
-    return (ctx.builder.add(mesh), id(sharding.spec), sharding.memory_kind)
+    # The spec by identity, not its fields: JAX >= 0.10 interns PartitionSpecs, so equal specs
+    # are one object and this hashes nothing of them; an equal spec that is another object is
+    # found by its bytes once lowered. The builder keeps the sharding, so the spec's id stays its
+    # own. An older JAX does not intern them: there spec_key is the spec itself.
+    return (ctx.builder.add(mesh), spec_key(sharding.spec), sharding.memory_kind)
 
 
 def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding:
@@ -152,7 +154,8 @@ def lower(sharding: NamedSharding, ctx: LowerContext) -> table_pb2.NamedSharding
 
 def lower_partition_spec(spec: PartitionSpec, out: table_pb2.PartitionSpec) -> None:
     """Writes what the PartitionSpec literally holds (JAX already turns ('x',) into 'x')."""
-    for part in spec.partitions:
+    entries, unreduced, reduced = spec_fields(spec)
+    for part in entries:
         entry = out.entries.add()
         if part is None:
             entry.kind = _P.PARTITION_SPEC_ENTRY_KIND_NONE
@@ -166,7 +169,7 @@ def lower_partition_spec(spec: PartitionSpec, out: table_pb2.PartitionSpec) -> N
             entry.axes.extend(part)
         else:
             raise EncodeError(f"PartitionSpec entry {part!r} is not None, a str or a tuple of str")
-    for name, axes in (("unreduced", spec.unreduced), ("reduced", spec.reduced)):
+    for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
         if not all(isinstance(a, str) for a in axes):
             raise EncodeError(
                 f"PartitionSpec {name} axes must be str, got {sorted(map(repr, axes))}"
@@ -209,9 +212,10 @@ def lift_planned(plan: tuple, ctx: LiftContext) -> NamedSharding:
     return NamedSharding(ctx.objects[at], spec)
 
 
-# Lifted PartitionSpecs by their message's bytes, held weakly (JAX interns them too): a payload
-# sent again costs a lookup per spec instead of a walk over its entries.
-_LIFTED_SPECS: weakref.WeakValueDictionary[bytes, PartitionSpec] = weakref.WeakValueDictionary()
+# Lifted PartitionSpecs by their message's bytes, held weakly (JAX interns them too; before
+# JAX 0.10, where specs cannot be weakly referenced, a bounded dict): a payload sent again
+# costs a lookup per spec instead of a walk over its entries.
+_LIFTED_SPECS = lifted_specs()
 
 
 def lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
@@ -230,8 +234,7 @@ def _lift_partition_spec(spec: table_pb2.PartitionSpec) -> PartitionSpec:
 
 def _spec_of(parts: tuple) -> PartitionSpec:
     """The PartitionSpec of (partitions, unreduced, reduced)."""
-    partitions, unreduced, reduced = parts
-    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
+    return make_spec(*parts)
 
 
 def _spec_parts(spec: table_pb2.PartitionSpec) -> tuple:

@@ -38,6 +38,7 @@ from colocated_wire.entries.tree_nodes import (
 )
 from colocated_wire.entries.tree_write import Lowered, lower, write
 from colocated_wire.errors import DecodeError, LiftError
+from colocated_wire.jax_compat.treedef_build import from_node_data_and_children
 from colocated_wire.schema_version import enum_since, field_since, newer_value, require_version
 
 if TYPE_CHECKING:
@@ -632,9 +633,7 @@ def _build(shape: TreeShape, classes: dict[tuple[int, int], Any]) -> tree_util.P
 def _make(nd: tuple[Any, Any] | None, children: list[Any]) -> tree_util.PyTreeDef:
     """A PyTreeDef node; a class JAX cannot rebuild is a LiftError naming it."""
     try:
-        return tree_util.PyTreeDef.from_node_data_and_children(
-            tree_util.default_registry, nd, children
-        )
+        return from_node_data_and_children(tree_util.default_registry, nd, children)
     except RuntimeError as e:  # JAX's word for a class that is not a pytree node here
         name = type_name(nd[0]) if nd else "leaf"
         raise LiftError(f"pytree node type {name} is not registered in this process") from e

@@ -1,6 +1,7 @@
 """install() and uninstall(): JAX's colocated_python serialization functions rebound to
 colocated_wire's (codec.py), in `func`'s namespace as well as `serialization`'s, since
-func.py imports them by name."""
+func.py imports them by name (which of them it imports depends on the JAX version:
+jax_compat/colocated_python.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from colocated_wire.jax_support import SUPPORTED_JAX, jax_in_range
 from colocated_wire.plugin import codec as plugin_codec
 from colocated_wire.plugin.errors import UnsupportedJaxError
 
-_NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
 _REPLACEMENTS = {
     "_serialize": plugin_codec.serialize,
     "_deserialize": plugin_codec.deserialize,
@@ -29,15 +29,14 @@ _originals: dict[tuple[Any, str], Any] = {}  # empty while not installed
 
 def install(*, allow_pickle: bool = False, allowed_modules: Collection[str] | None = None) -> None:
     """Makes colocated Python use colocated_wire for its payloads; again: sets new options."""
-    modules = _colocated_python_modules()
+    bindings = _colocated_python_bindings()
     allowed = None if allowed_modules is None else frozenset(allowed_modules)
     with _lock:
         plugin_codec.trust = plugin_codec.Trust(allow_pickle, allowed)
         if not _originals:
-            for module in modules:
-                for name in _NAMES:
-                    _originals[(module, name)] = getattr(module, name)
-                    setattr(module, name, _REPLACEMENTS[name])
+            for module, name in bindings:
+                _originals[(module, name)] = getattr(module, name)
+                setattr(module, name, _REPLACEMENTS[name])
 
 
 def uninstall() -> None:
@@ -70,17 +69,16 @@ def installed(
             uninstall()
 
 
-def _colocated_python_modules() -> tuple[Any, Any]:
+def _colocated_python_bindings() -> tuple[tuple[Any, str], ...]:
     version = jax.__version__
     if not jax_in_range(version):
         raise UnsupportedJaxError(
             f"colocated_wire.plugin supports jax {SUPPORTED_JAX}, and this is jax {version}"
         )
-    from jax.experimental.colocated_python import func, serialization
+    from colocated_wire.jax_compat import colocated_python
 
-    modules = (func, serialization)
-    missing = [f"{m.__name__}.{n}" for m in modules for n in _NAMES if not hasattr(m, n)]
+    missing = colocated_python.missing()
     if missing:
         names = ", ".join(missing)
         raise UnsupportedJaxError(f"jax {version} lacks {names}, which the plugin replaces")
-    return modules
+    return colocated_python.BINDINGS

@@ -1,0 +1,99 @@
+"""What JAX itself cannot do on the installed version, for tests to skip with the reason.
+
+Each limit is None where JAX can, else the skip reason naming the JAX version
+and the limit. Most are found by trying the feature; PRNG keys in colocated
+calls fail deep inside JAX (a C++ std::bad_cast) with nothing to look for, so
+that one compares the version.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import numpy as np
+import pytest
+from jax.experimental.colocated_python import func
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+JAX = jax.__version__
+
+
+def _limit(can: bool, what: str) -> str | None:
+    return None if can else f"jax {JAX}: {what}"
+
+
+def _mixed_axis_type_tuples() -> bool:
+    auto, explicit = AxisType.Auto, AxisType.Explicit
+    mesh = Mesh(np.array(jax.devices()[:2]).reshape(1, 2), ("a", "b"), axis_types=(auto, explicit))
+    try:
+        NamedSharding(mesh, PartitionSpec(("a", "b")))
+    except ValueError:
+        return False
+    return True
+
+
+def _none_keys_in_ordered_dicts() -> bool:
+    try:
+        jax.tree_util.tree_flatten(collections.OrderedDict([(None, 0)]))
+    except TypeError:
+        return False
+    return True
+
+
+AXIS_SETS = _limit(
+    hasattr(PartitionSpec(), "unreduced"),
+    "PartitionSpec has no unreduced or reduced axes (JAX 0.6 adds them)",
+)
+MIXED_AXIS_TYPE_TUPLES = _limit(
+    _mixed_axis_type_tuples(),
+    "a PartitionSpec tuple may not mix Auto and Explicit mesh axes (JAX 0.7 allows it)",
+)
+CPU_MEMORY_KINDS = _limit(
+    {"device", "pinned_host", "unpinned_host"}
+    <= {m.kind for m in jax.devices()[0].addressable_memories()},
+    "CPU devices have only unpinned_host memory (JAX 0.7 adds device and pinned_host)",
+)
+NONE_KEYS_IN_ORDERED_DICTS = _limit(
+    _none_keys_in_ordered_dicts(),
+    "an OrderedDict or defaultdict with a None key does not flatten (DictKey(None); JAX 0.10)",
+)
+INTERNED_SPECS = _limit(
+    PartitionSpec("x") is PartitionSpec("x"),
+    "equal PartitionSpecs are not one object (JAX 0.10 interns them)",
+)
+CPU_ROUND_TRIP = _limit(
+    hasattr(func, "_deserialize"),
+    "colocated_python on CPU runs the function in process without writing or reading its"
+    " payloads (JAX 0.8 round-trips them), so nothing goes through the plugin",
+)
+PRNG_KEYS = _limit(
+    jax.__version_info__ >= (0, 10),
+    "a PRNG key in a colocated_python call fails inside JAX (std::bad_cast; JAX 0.10 fixes it)",
+)
+
+# The conformance cases JAX cannot build here, by case name (test/vectors/<name>.bin).
+_CASE_LIMITS = {
+    "partition_specs": (AXIS_SETS, MIXED_AXIS_TYPE_TUPLES),
+    "memory_kinds": (CPU_MEMORY_KINDS,),
+    "newer_minor_version": (CPU_MEMORY_KINDS,),
+    "trees_1_1": (NONE_KEYS_IN_ORDERED_DICTS,),
+    "ordered_dicts_1_0": (NONE_KEYS_IN_ORDERED_DICTS,),
+}
+
+
+def case_limit(name: str) -> str | None:
+    """Why JAX cannot build the conformance case `name` here; None when it can."""
+    return next((r for r in _CASE_LIMITS.get(name, ()) if r is not None), None)
+
+
+def skip_case(name: str) -> None:
+    """Skips the test when JAX cannot build the conformance case `name` here."""
+    reason = case_limit(name)
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def skip_if(limit: str | None) -> pytest.MarkDecorator:
+    """A skip mark for a limit (None: runs)."""
+    return pytest.mark.skipif(limit is not None, reason=limit or "")

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Run the conformance vectors, the plugin's tests and the worker's test file on
+# every supported JAX minor (jax_support.SUPPORTED_JAX), one venv per version.
+#
+#   scripts/jax-versions.sh            # every version in VERSIONS
+#   scripts/jax-versions.sh 0.6.2      # only these (each must be in VERSIONS)
+#
+# Venvs live under ${JAX_VENVS:-$HOME/.cache/colocated-wire/jax-venvs}/<version>
+# and are reused while their stamp (a hash of the pinned requirements and this
+# script) matches, as scripts/python-env.sh does for .venv. Each gets jax and
+# jaxlib of its version plus every other pin of python/requirements.txt, and
+# python/ on its path. Prints one line per version; exits non-zero if any fails.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REQ="$ROOT/python/requirements.txt"
+VENVS="${JAX_VENVS:-$HOME/.cache/colocated-wire/jax-venvs}"
+PY="${PYTHON:-python3}"
+
+# The supported minors, one exact release each (0.10 is .venv's, from requirements.txt).
+VERSIONS=(0.5.3 0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
+
+TESTS=(
+  tests/test_vectors.py tests/test_specs.py tests/test_program.py
+  tests/test_plugin.py tests/test_plugin_pytrees.py tests/test_worker.py
+)
+
+# Installs (or reuses) the venv of one version; prints its python.
+venv_for() {
+  local version=$1 venv="$VENVS/$1"
+  local stamp="$venv/.colocated-wire-requirements.sha256"
+  local others
+  others="$(grep -Ev '^\s*(#|$)|^jax(lib)?==' "$REQ")"
+  local want
+  want="$(printf 'jax==%s\njaxlib==%s\n%s\n' "$version" "$version" "$others" |
+    cat - "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "$venv/bin/python"
+    return 0
+  fi
+  mkdir -p "$VENVS"
+  [[ -x "$venv/bin/python" ]] || "$PY" -m venv "$venv" >&2 || return 1
+  echo "jax-versions: installing jax $version into $venv" >&2
+  # shellcheck disable=SC2086  # one argument per pin
+  "$venv/bin/python" -m pip --retries 2 --timeout 60 --disable-pip-version-check -q install \
+    "jax==$version" "jaxlib==$version" $others >&2 || return 1
+  local site
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$ROOT/python" >"$site/colocated-wire.pth"
+  echo "$want" >"$stamp"
+  echo "$venv/bin/python"
+}
+
+selected=("$@")
+[[ ${#selected[@]} -gt 0 ]] || selected=("${VERSIONS[@]}")
+failed=0
+summary=()
+for version in "${selected[@]}"; do
+  if [[ " ${VERSIONS[*]} " != *" $version "* ]]; then
+    summary+=("jax $version: not a supported version (${VERSIONS[*]})")
+    failed=1
+    continue
+  fi
+  if ! python="$(venv_for "$version")"; then
+    summary+=("jax $version: FAILED to install")
+    failed=1
+    continue
+  fi
+  log="$VENVS/$version.log"
+  # --tb=line: 0.8.3's pytest run crashes formatting some long tracebacks.
+  (cd "$ROOT/python" && JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=1024 \
+    "$python" -m pytest -q -p no:cacheprovider --tb=line -rs "${TESTS[@]}") >"$log" 2>&1
+  rc=$?
+  result="$(tail -n 1 "$log")"
+  if [[ $rc -eq 0 ]]; then
+    summary+=("jax $version: ok    $result")
+  else
+    summary+=("jax $version: FAILED $result (log: $log)")
+    failed=1
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit "$failed"
