@@ -4,10 +4,18 @@
 #
 #   scripts/jax-versions.sh            # every version in VERSIONS
 #   scripts/jax-versions.sh 0.6.2      # only these (each must be in VERSIONS)
+#   scripts/jax-versions.sh --matrix-only   # only the cross-version matrix (below)
+#
+# After the tests, the cross-version matrix (python/tests/cross_version.py): every
+# selected version writes its payloads, then every one reads all of them (lifts,
+# compares with its own objects, re-encodes) and JAX's own pickles of the same specs.
+# The two writer-by-reader matrices are printed and written as markdown to
+# ${JAX_MATRIX_MD:-out/jax-matrix.md}; a colocated_wire cell that is not "ok" fails the
+# run, JAX's own pickles failing across versions is only reported. --no-matrix skips it.
 #
 # Venvs live under ${JAX_VENVS:-$HOME/.cache/colocated-wire/jax-venvs}/<version>
 # and are reused while their stamp (a hash of the pinned requirements and this
-# script) matches, as scripts/python-env.sh does for .venv. Each gets jax and
+# script's venv_for) matches, as scripts/python-env.sh does for .venv. Each gets jax and
 # jaxlib of its version plus every other pin of python/requirements.txt, and
 # python/ on its path. Prints one line per version; exits non-zero if any fails.
 set -uo pipefail
@@ -32,7 +40,7 @@ venv_for() {
   others="$(grep -Ev '^\s*(#|$)|^jax(lib)?==' "$REQ")"
   local want
   want="$(printf 'jax==%s\njaxlib==%s\n%s\n' "$version" "$version" "$others" |
-    cat - "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+    cat - <(declare -f venv_for) | sha256sum | cut -d' ' -f1)"
   if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     echo "$venv/bin/python"
     return 0
@@ -50,10 +58,18 @@ venv_for() {
   echo "$venv/bin/python"
 }
 
-selected=("$@")
+run_tests=1 run_matrix=1 selected=()
+for arg in "$@"; do
+  case "$arg" in
+    --matrix-only) run_tests=0 ;;
+    --no-matrix) run_matrix=0 ;;
+    *) selected+=("$arg") ;;
+  esac
+done
 [[ ${#selected[@]} -gt 0 ]] || selected=("${VERSIONS[@]}")
 failed=0
 summary=()
+pythons=()
 for version in "${selected[@]}"; do
   if [[ " ${VERSIONS[*]} " != *" $version "* ]]; then
     summary+=("jax $version: not a supported version (${VERSIONS[*]})")
@@ -65,6 +81,8 @@ for version in "${selected[@]}"; do
     failed=1
     continue
   fi
+  pythons+=("$python")
+  [[ $run_tests -eq 1 ]] || continue
   log="$VENVS/$version.log"
   # --tb=line: 0.8.3's pytest run crashes formatting some long tracebacks.
   (cd "$ROOT/python" && JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=1024 \
@@ -78,5 +96,25 @@ for version in "${selected[@]}"; do
     failed=1
   fi
 done
+
+# The cross-version matrix: all write, then all read (each read covers every writer).
+if [[ $run_matrix -eq 1 && ${#pythons[@]} -gt 0 ]]; then
+  matrix_dir="$(mktemp -d)"
+  markdown="${JAX_MATRIX_MD:-$ROOT/out/jax-matrix.md}"
+  cross=(tests/cross_version.py)
+  for python in "${pythons[@]}"; do
+    (cd "$ROOT/python" && "$python" "${cross[@]}" write "$matrix_dir") >>"$matrix_dir/write.log" 2>&1 ||
+      { summary+=("matrix: FAILED to write with $python (log: $matrix_dir/write.log)"); failed=1; }
+  done
+  for python in "${pythons[@]}"; do
+    if ! (cd "$ROOT/python" && "$python" "${cross[@]}" read "$matrix_dir") >/dev/null 2>>"$matrix_dir/read.log"; then
+      summary+=("matrix: FAILED reading with $python: $(tail -n 1 "$matrix_dir/read.log")")
+      failed=1
+    fi
+  done
+  (cd "$ROOT/python" && "${pythons[-1]}" "${cross[@]}" matrix "$matrix_dir" --markdown "$markdown") ||
+    failed=1
+  summary+=("matrix: written to $markdown (payloads and results in $matrix_dir)")
+fi
 printf '%s\n' "${summary[@]}"
 exit "$failed"
