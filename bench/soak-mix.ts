@@ -11,7 +11,7 @@ import { callInputs, type WorkerClient } from "../src/rpc";
 import { WrongAnswer } from "./soak-tally";
 
 /**
- * The soak's calls, as test/worker-load.test.ts makes them: `colocated_wire.examples.affine`
+ * The soak's calls (test/worker-load.test.ts makes them too): `colocated_wire.examples.affine`
  * over the 2x4 mesh of 8 devices (x float32[8, 256]) and `summarize`, in turn, each answer
  * checked against values computed here. Each call's inputs depend on its number, so an answer
  * that belongs to another call is caught too.

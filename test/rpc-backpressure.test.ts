@@ -17,6 +17,7 @@ import {
 import { callInputs, type ExecuteResult, WorkerClient, WorkerError } from "../src/rpc";
 import { callCountProxy } from "./call-count-proxy";
 import { range } from "./fixtures";
+import { MATRIX, program, SCALAR } from "./mesh-programs";
 import {
   ensurePythonEnv,
   ROOT,
@@ -69,22 +70,6 @@ afterAll(async () => {
   for (const proxy of proxies) proxy.close();
   await stopAllWorkers();
 });
-
-const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
-const MATRIX = new ShapeDtypeStruct(
-  [8, 4],
-  "float32",
-  new NamedSharding(mesh, new PartitionSpec("x", "y")),
-);
-const SCALAR = new ShapeDtypeStruct([], "float32", new NamedSharding(mesh, new PartitionSpec()));
-
-function program(module: string, qualname: string, args: ShapeDtypeStruct[]): Program {
-  return {
-    function: new FunctionRef(module, qualname),
-    inputs: callInputs(args),
-    devices: mesh.devices,
-  };
-}
 
 const affine = program(EXAMPLES, "affine", [MATRIX, SCALAR, SCALAR]);
 // On one device: calls over several take the worker's one turn to run (worker/device_turn.py),

@@ -7,18 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, status } from "@grpc/grpc-js";
 import { ColocatedWorkerServiceClient, type ExecuteRequest } from "../gen/ts/colocated/v1/service";
-import {
-  DeviceList,
-  encodeProgram,
-  FunctionRef,
-  Mesh,
-  NamedSharding,
-  PartitionSpec,
-  type Program,
-  ShapeDtypeStruct,
-} from "../src";
-import { callInputs, WorkerClient, WorkerError } from "../src/rpc";
+import { encodeProgram } from "../src";
+import { WorkerClient, WorkerError } from "../src/rpc";
 import { range } from "./fixtures";
+import { MATRIX, program, SCALAR } from "./mesh-programs";
 import {
   ensurePythonEnv,
   ROOT,
@@ -67,22 +59,6 @@ afterAll(async () => {
   for (const client of clients) client.close();
   await stopAllWorkers();
 });
-
-const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
-const MATRIX = new ShapeDtypeStruct(
-  [8, 4],
-  "float32",
-  new NamedSharding(mesh, new PartitionSpec("x", "y")),
-);
-const SCALAR = new ShapeDtypeStruct([], "float32", new NamedSharding(mesh, new PartitionSpec()));
-
-function program(module: string, qualname: string, args: ShapeDtypeStruct[]): Program {
-  return {
-    function: new FunctionRef(module, qualname),
-    inputs: callInputs(args),
-    devices: mesh.devices,
-  };
-}
 
 const affine = program(EXAMPLES, "affine", [MATRIX, SCALAR, SCALAR]);
 const summarize = program(EXAMPLES, "summarize", [MATRIX, MATRIX]);
