@@ -4,14 +4,17 @@
 
 prints `listening on HOST:PORT` once it serves. On SIGTERM or SIGINT it
 drains: health says NOT_SERVING, new calls are refused (UNAVAILABLE), calls in
-flight get --grace-period seconds to finish, then it exits 0. Importing this
-package imports jax, but JAX reads the device count and platform only when
+flight get --grace-period seconds to finish, then it exits 0. While calls make
+no progress, health says NOT_SERVING too (worker/progress.py). Importing this
+module imports jax, but JAX reads the device count and platform only when
 its backend starts, so setting them before the first device query is in time.
 With --coordinator, --num-processes and --process-id it joins many workers as
 one JAX job first (worker/job.py), and prints `listening on` once all have joined.
 Run as a program, it first starts itself again with glibc set to keep freed
 memory for the next call (worker/memory.py). Its serving threads share one CPU
-(worker/affinity.py).
+(worker/affinity.py), and one call at a time runs a function over several
+devices (worker/device_turn.py). --metrics-port serves Prometheus metrics
+(worker/metrics.py).
 """
 
 from __future__ import annotations
