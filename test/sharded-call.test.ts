@@ -393,6 +393,16 @@ describe("ExecuteSharded against a real worker", () => {
     await expect(client.executeSharded(program, [X, Y], { into })).rejects.toThrow(
       "into[1]: an array, not an ArrayBufferView (a typed array, DataView or Buffer)",
     );
+    // A program that declares its outputs has `into` checked against them before it is sent.
+    const declared = { ...example("affine", [f32([8, 4], "x", "y"), f32([]), f32([])]) };
+    declared.outputs = treeFlatten<ShapeDtypeStruct>(f32([8, 4], "x", "y"));
+    const scalars = [new Float32Array(1), new Float32Array(1)];
+    await expect(
+      client.executeSharded(declared, [X, ...scalars], { into: [new Float32Array(16)] }),
+    ).rejects.toThrow("into[0]: 64 bytes, but the float32[8,4] output has 128");
+    await expect(
+      client.executeSharded(declared, [X, ...scalars], { into: [X, X] }),
+    ).rejects.toThrow("into: 2 buffers for 1 output leaves");
     expect(client.programLoads).toBe(0);
   });
 

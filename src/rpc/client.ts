@@ -217,7 +217,8 @@ export class WorkerClient {
     inputs: readonly ArrayBufferView[],
     options: ShardedOptions = {},
   ): Promise<ShardedResult> {
-    checkShardedCall(program.inputs.leaves, inputs, options); // before the program is loaded
+    // Before the program is loaded.
+    checkShardedCall(program.inputs.leaves, inputs, options, program.outputs?.leaves);
     const sent = this.handles.sent(program);
     const target = { stub: this.stub, target: this.target, deadlineMs: this.deadlineMs };
     const bytes = shardedBytes(program.inputs.leaves, options.scope);

@@ -9,7 +9,7 @@ import { describeArray, elementByteLength } from "./array-bytes";
 import { callMetadata } from "./call-id";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
-import { ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
+import { checkInto, ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
 import { chunkMessage, END_MESSAGE, startMessage } from "./sharded-request";
 import { checkDeadline } from "./unary";
 
@@ -149,14 +149,16 @@ export function callSharded(
 
 /**
  * Checks a call before anything is sent (RangeError, TypeError): the chunk size, each input's
- * byte length against its spec, and that `into` holds only ArrayBufferViews (their count and
- * sizes are checked against the output specs when the worker sends them, before any output
- * byte is written). Returns the chunk size, and each input and `into` buffer as a Uint8Array.
+ * byte length against its spec, and that `into` holds only ArrayBufferViews, one per output of
+ * its byte length when the program declares its outputs (else checked against the output specs
+ * when the worker sends them, before any output byte is written). Returns the chunk size, and
+ * each input and `into` buffer as a Uint8Array.
  */
 export function checkShardedCall(
   specs: readonly ShapeDtypeStruct[],
   inputs: readonly ArrayBufferView[],
   options: ShardedOptions,
+  outputs?: readonly ShapeDtypeStruct[],
 ): { chunkBytes: number; globals: Uint8Array[]; into?: Uint8Array[] } {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   if (!(Number.isInteger(chunkBytes) && chunkBytes > 0 && chunkBytes <= MAX_CHUNK_BYTES)) {
@@ -167,6 +169,7 @@ export function checkShardedCall(
     throw new TypeError(`into: ${kind(into)}, not an array of one ArrayBufferView per output leaf`);
   }
   const views = into && Array.from(into, intoView); // holes too: into[i] undefined
+  if (views !== undefined && outputs !== undefined) checkInto(views, outputs);
   return { chunkBytes, globals: inputViews(specs, inputs), into: views };
 }
 

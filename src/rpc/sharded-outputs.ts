@@ -67,10 +67,7 @@ export class ShardedOutputs {
     if (this.leaves !== undefined) throw fault("output_specs", "sent twice");
     this.outputSpecsPayload = SpecsPayload.encode(message).finish();
     this.outputs = decodeSpecs(this.outputSpecsPayload, { maxMinorVersion: this.version });
-    const count = this.outputs.leaves.length;
-    if (this.into !== undefined && this.into.length !== count) {
-      throw new RangeError(`into: ${this.into.length} buffers for ${count} output leaves`);
-    }
+    if (this.into !== undefined) checkIntoCount(this.into, this.outputs.leaves);
     this.leaves = this.outputs.leaves.map((spec, i) => {
       const itemBytes = elementByteLength(spec);
       if (itemBytes === undefined) {
@@ -154,13 +151,8 @@ export class ShardedOutputs {
   /** Output `i`'s buffer: the caller's (its size checked), or a new one. */
   private buffer(i: number, spec: ShapeDtypeStruct, bytes: number): Uint8Array {
     if (this.into === undefined) return allocate(`outputs[${i}]`, spec, bytes);
-    const buffer = this.into[i];
-    if (buffer.byteLength !== bytes) {
-      throw new RangeError(
-        `into[${i}]: ${buffer.byteLength} bytes, but the ${describeArray(spec)} output has ${bytes}`,
-      );
-    }
-    return buffer;
+    checkIntoSize(this.into[i], i, spec, bytes);
+    return this.into[i];
   }
 
   private shardOf(i: number, leaf: Leaf, chunk: ShardChunk, offset: number) {
@@ -210,4 +202,36 @@ function allocate(path: string, spec: ShapeDtypeStruct, bytes: number): Uint8Arr
 
 function fault(path: string, detail: string): DecodeError {
   return new DecodeError(path, "invalid-value", detail);
+}
+
+/**
+ * Checks `into` against output specs known before the call (a program that declares its
+ * outputs): one buffer per output leaf, each of its leaf's byte length (RangeError).
+ */
+export function checkInto(into: readonly Uint8Array[], specs: readonly ShapeDtypeStruct[]): void {
+  checkIntoCount(into, specs);
+  specs.forEach((spec, i) => {
+    const itemBytes = elementByteLength(spec);
+    if (itemBytes !== undefined)
+      checkIntoSize(
+        into[i],
+        i,
+        spec,
+        spec.shape.reduce((n, d) => n * d, itemBytes),
+      );
+  });
+}
+
+function checkIntoCount(into: readonly Uint8Array[], specs: readonly ShapeDtypeStruct[]): void {
+  if (into.length !== specs.length) {
+    throw new RangeError(`into: ${into.length} buffers for ${specs.length} output leaves`);
+  }
+}
+
+function checkIntoSize(buffer: Uint8Array, i: number, spec: ShapeDtypeStruct, bytes: number): void {
+  if (buffer.byteLength !== bytes) {
+    throw new RangeError(
+      `into[${i}]: ${buffer.byteLength} bytes, but the ${describeArray(spec)} output has ${bytes}`,
+    );
+  }
 }

@@ -83,7 +83,7 @@ export class WorkerGroup {
     options: ShardedOptions = {},
   ): Promise<ShardedResult> {
     const model = program instanceof Uint8Array ? decodeProgram(program) : program;
-    checkShardedCall(model.inputs.leaves, inputs, options); // before its turn
+    checkShardedCall(model.inputs.leaves, inputs, options, model.outputs?.leaves); // before its turn
     const call = this.turn.then(() => this.callAll(model, inputs, options));
     this.turn = call.catch(() => undefined);
     return call;
