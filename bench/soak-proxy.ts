@@ -1,5 +1,6 @@
-import { createConnection, createServer, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { derivedSeed, seededRandom } from "./soak-random";
+import { tcpProxy } from "./tcp-proxy";
 
 /**
  * A TCP proxy on 127.0.0.1 that breaks the connections it forwards, by a seeded plan: each
@@ -47,8 +48,6 @@ const DOWN = 2;
 
 /** Starts a proxy to `target` on a free loopback port that breaks connections by `plan`. */
 export async function faultyProxy(target: string, plan: FaultPlan): Promise<FaultyProxy> {
-  const at = target.lastIndexOf(":");
-  const [host, port] = [target.slice(0, at), Number(target.slice(at + 1))];
   const counts: FaultCounts = {
     connections: 0,
     closed: 0,
@@ -58,25 +57,21 @@ export async function faultyProxy(target: string, plan: FaultPlan): Promise<Faul
     bytes: 0,
   };
   const open = new Set<Socket>();
-  const proxy = createServer((client) => {
+  const { address, server } = await tcpProxy(target, (client, upstream) => {
     const number = counts.connections++;
-    const upstream = createConnection(port, host);
     for (const s of [client, upstream]) {
       open.add(s);
       s.on("close", () => open.delete(s));
     }
     breakConnection(client, upstream, plan, number, counts);
   });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  const address = proxy.address();
-  if (address === null || typeof address === "string") throw new Error("the proxy has no port");
   return {
-    address: `127.0.0.1:${address.port}`,
+    address,
     counts,
     close: () =>
       new Promise((resolve) => {
         for (const s of open) s.destroy();
-        proxy.close(() => resolve());
+        server.close(() => resolve());
       }),
   };
 }

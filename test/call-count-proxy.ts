@@ -1,4 +1,4 @@
-import { createConnection, createServer } from "node:net";
+import { pipeBothWays, tcpProxy } from "../bench/tcp-proxy";
 
 /**
  * gRPC calls (attempts, once gRPC retries) that crossed a proxy, read from the HTTP/2 frames:
@@ -25,8 +25,6 @@ export async function callCountProxy(target: string): Promise<{
   whenEnded(count: number): Promise<void>;
   close(): void;
 }> {
-  const at = target.lastIndexOf(":");
-  const [host, port] = [target.slice(0, at), Number(target.slice(at + 1))];
   const counts: CallCounts = { opened: 0, ended: 0, mostInFlight: 0 };
   const waiting: { count: number; resolve: () => void }[] = [];
   const opened = () => {
@@ -40,29 +38,24 @@ export async function callCountProxy(target: string): Promise<{
       w.resolve();
     }
   };
-  const proxy = createServer((client) => {
-    const upstream = createConnection(port, host);
-    const up = frames(PREFACE_BYTES, opened);
-    const down = frames(0, (flags) => {
-      if (flags & END_STREAM) ended();
-    });
-    client.on("data", up);
-    upstream.on("data", down);
-    client.pipe(upstream).pipe(client);
-    client.on("error", () => upstream.destroy());
-    upstream.on("error", () => client.destroy());
+  const { address, server } = await tcpProxy(target, (client, upstream) => {
+    client.on("data", frames(PREFACE_BYTES, opened));
+    upstream.on(
+      "data",
+      frames(0, (flags) => {
+        if (flags & END_STREAM) ended();
+      }),
+    );
+    pipeBothWays(client, upstream);
   });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  const address = proxy.address();
-  if (address === null || typeof address === "string") throw new Error("the proxy has no port");
   return {
-    address: `127.0.0.1:${address.port}`,
+    address,
     counts,
     whenEnded: (count) =>
       counts.ended >= count
         ? Promise.resolve()
         : new Promise((resolve) => waiting.push({ count, resolve })),
-    close: () => proxy.close(),
+    close: () => server.close(),
   };
 }
 

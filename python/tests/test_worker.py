@@ -73,9 +73,9 @@ def request(prog, *arrays, version=0) -> service_pb2.ExecuteRequest:
     return req
 
 
-def refusal(stub, req, timeout: float | None = None) -> grpc.RpcError:
+def refusal(stub, req) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as e:
-        stub.Execute(req, timeout=timeout)
+        stub.Execute(req)
     return e.value
 
 

@@ -170,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         ProgramCache(policy, args.program_cache),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
     )
-    # A drain's refusals wait for no slot: they say nothing of the calls' progress.
-    service.limits.on_refuse(lambda why: why == "draining" or service.progress.refused())
+    service.limits.on_refuse(service.progress.refused)
     worker_metrics.watch(service.limits, TURN)
     # A few threads beyond the call limit answer GetVersion and health while every slot is
     # taken. gRPC's own cap bounds what waits for a thread. It counts a call until its serving

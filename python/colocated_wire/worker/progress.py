@@ -76,8 +76,11 @@ class Progress:
                 self._last_finish = time.monotonic()
                 self._refused = 0
 
-    def refused(self) -> None:
-        """Counts a call refused at admission: one that waits, in its client."""
+    def refused(self, reason: str) -> None:
+        """Counts a call refused at admission for want of a slot ("calls" or "bytes"): one that
+        waits, in its client. A drain's refusals ("draining") wait for nothing here."""
+        if reason == "draining":
+            return
         with self._lock:
             self._refused += 1
 
