@@ -5,17 +5,18 @@
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_colocated_v1_limit } from "./limit_pb";
-import type { SharedObjectTable } from "./table_pb";
+import type { DType, KeyType, SharedObjectTable } from "./table_pb";
 import { file_colocated_v1_table } from "./table_pb";
 import type { TreeDef } from "./tree_pb";
 import { file_colocated_v1_tree } from "./tree_pb";
+import { file_colocated_v1_version } from "./version_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file colocated/v1/payload.proto.
  */
 export const file_colocated_v1_payload: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvcGF5bG9hZC5wcm90bxIMY29sb2NhdGVkLnYxIl8KBkhlYWRlchIVCg1tYWpvcl92ZXJzaW9uGAEgASgNEhUKDW1pbm9yX3ZlcnNpb24YAiABKA0SJwoEa2luZBgDIAEoDjIZLmNvbG9jYXRlZC52MS5QYXlsb2FkS2luZCI3Cg9QYXlsb2FkRW52ZWxvcGUSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlciJHCgVTcGVjcxImCgd0cmVlZGVmGAEgASgLMhUuY29sb2NhdGVkLnYxLlRyZWVEZWYSFgoGbGVhdmVzGAIgAygNQgYQAYi1GAUiiAEKDFNwZWNzUGF5bG9hZBIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyEi4KBXRhYmxlGAIgASgLMh8uY29sb2NhdGVkLnYxLlNoYXJlZE9iamVjdFRhYmxlEiIKBXNwZWNzGAMgASgLMhMuY29sb2NhdGVkLnYxLlNwZWNzIi8KC0Z1bmN0aW9uUmVmEg4KBm1vZHVsZRgBIAEoCRIQCghxdWFsbmFtZRgCIAEoCSI3Cg9QaWNrbGVkRnVuY3Rpb24SDgoGcGlja2xlGAEgASgMEhQKBHJlZnMYAiADKA1CBhABiLUYAiJ2CghGdW5jdGlvbhIsCgdieV9uYW1lGAEgASgLMhkuY29sb2NhdGVkLnYxLkZ1bmN0aW9uUmVmSAASMAoHcGlja2xlZBgCIAEoCzIdLmNvbG9jYXRlZC52MS5QaWNrbGVkRnVuY3Rpb25IAEIKCghmdW5jdGlvbiKHAgoOUHJvZ3JhbVBheWxvYWQSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlchIuCgV0YWJsZRgCIAEoCzIfLmNvbG9jYXRlZC52MS5TaGFyZWRPYmplY3RUYWJsZRIoCghmdW5jdGlvbhgDIAEoCzIWLmNvbG9jYXRlZC52MS5GdW5jdGlvbhIoCgtpbnB1dF9zcGVjcxgEIAEoCzITLmNvbG9jYXRlZC52MS5TcGVjcxIpCgxvdXRwdXRfc3BlY3MYBSABKAsyEy5jb2xvY2F0ZWQudjEuU3BlY3MSFAoHZGV2aWNlcxgGIAEoDUgAiAEBQgoKCF9kZXZpY2VzKl0KC1BheWxvYWRLaW5kEhwKGFBBWUxPQURfS0lORF9VTlNQRUNJRklFRBAAEhYKElBBWUxPQURfS0lORF9TUEVDUxABEhgKFFBBWUxPQURfS0lORF9QUk9HUkFNEAJiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_table, file_colocated_v1_tree]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvcGF5bG9hZC5wcm90bxIMY29sb2NhdGVkLnYxIl8KBkhlYWRlchIVCg1tYWpvcl92ZXJzaW9uGAEgASgNEhUKDW1pbm9yX3ZlcnNpb24YAiABKA0SJwoEa2luZBgDIAEoDjIZLmNvbG9jYXRlZC52MS5QYXlsb2FkS2luZCI3Cg9QYXlsb2FkRW52ZWxvcGUSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlciJHCgVTcGVjcxImCgd0cmVlZGVmGAEgASgLMhUuY29sb2NhdGVkLnYxLlRyZWVEZWYSFgoGbGVhdmVzGAIgAygNQgYQAYi1GAUiiAEKDFNwZWNzUGF5bG9hZBIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyEi4KBXRhYmxlGAIgASgLMh8uY29sb2NhdGVkLnYxLlNoYXJlZE9iamVjdFRhYmxlEiIKBXNwZWNzGAMgASgLMhMuY29sb2NhdGVkLnYxLlNwZWNzIi8KC0Z1bmN0aW9uUmVmEg4KBm1vZHVsZRgBIAEoCRIQCghxdWFsbmFtZRgCIAEoCSI3Cg9QaWNrbGVkRnVuY3Rpb24SDgoGcGlja2xlGAEgASgMEhQKBHJlZnMYAiADKA1CBhABiLUYAiJ2CghGdW5jdGlvbhIsCgdieV9uYW1lGAEgASgLMhkuY29sb2NhdGVkLnYxLkZ1bmN0aW9uUmVmSAASMAoHcGlja2xlZBgCIAEoCzIdLmNvbG9jYXRlZC52MS5QaWNrbGVkRnVuY3Rpb25IAEIKCghmdW5jdGlvbiKHAgoOUHJvZ3JhbVBheWxvYWQSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlchIuCgV0YWJsZRgCIAEoCzIfLmNvbG9jYXRlZC52MS5TaGFyZWRPYmplY3RUYWJsZRIoCghmdW5jdGlvbhgDIAEoCzIWLmNvbG9jYXRlZC52MS5GdW5jdGlvbhIoCgtpbnB1dF9zcGVjcxgEIAEoCzITLmNvbG9jYXRlZC52MS5TcGVjcxIpCgxvdXRwdXRfc3BlY3MYBSABKAsyEy5jb2xvY2F0ZWQudjEuU3BlY3MSFAoHZGV2aWNlcxgGIAEoDUgAiAEBQgoKCF9kZXZpY2VzIogBCgxWYWx1ZVBheWxvYWQSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlchIuCgV0YWJsZRgCIAEoCzIfLmNvbG9jYXRlZC52MS5TaGFyZWRPYmplY3RUYWJsZRIiCgV2YWx1ZRgDIAEoCzITLmNvbG9jYXRlZC52MS5WYWx1ZSJeCgVWYWx1ZRImCgd0cmVlZGVmGAEgASgLMhUuY29sb2NhdGVkLnYxLlRyZWVEZWYSLQoGbGVhdmVzGAIgAygLMhcuY29sb2NhdGVkLnYxLlZhbHVlTGVhZkIEiLUYBSLZAQoJVmFsdWVMZWFmEg8KBWVudHJ5GAEgASgNSAASKQoFZHR5cGUYAiABKAsyGC5jb2xvY2F0ZWQudjEuRFR5cGVWYWx1ZUgAEioKCXBybmdfaW1wbBgDIAEoCzIVLmNvbG9jYXRlZC52MS5LZXlUeXBlSAASLQoIZnVuY3Rpb24YBCABKAsyGS5jb2xvY2F0ZWQudjEuRnVuY3Rpb25SZWZIABItCgdwaWNrbGVkGAUgASgLMhouY29sb2NhdGVkLnYxLlBpY2tsZWRWYWx1ZUgAQgYKBGxlYWYiWQoKRFR5cGVWYWx1ZRIiCgVkdHlwZRgBIAEoDjITLmNvbG9jYXRlZC52MS5EVHlwZRInCghrZXlfdHlwZRgCIAEoCzIVLmNvbG9jYXRlZC52MS5LZXlUeXBlIjQKDFBpY2tsZWRWYWx1ZRIOCgZwaWNrbGUYASABKAwSFAoEcmVmcxgCIAMoDUIGEAGItRgCKnsKC1BheWxvYWRLaW5kEhwKGFBBWUxPQURfS0lORF9VTlNQRUNJRklFRBAAEhYKElBBWUxPQURfS0lORF9TUEVDUxABEhgKFFBBWUxPQURfS0lORF9QUk9HUkFNEAISHAoSUEFZTE9BRF9LSU5EX1ZBTFVFEAMaBJC1GAJiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_table, file_colocated_v1_tree, file_colocated_v1_version]);
 
 /**
  * The schema's minor version is a field; the major version is the "v1" of
@@ -255,6 +256,178 @@ export const ProgramPayloadSchema: GenMessage<ProgramPayload> = /*@__PURE__*/
   messageDesc(file_colocated_v1_payload, 7);
 
 /**
+ * Any other value JAX's colocated serialization is handed (1.2): a Mesh, a
+ * list of shardings, a dtype, a function, the function-and-specialization
+ * tuple before its specs are known. Its containers are a pytree; its leaves
+ * are table objects where they can be, so every shared object is written
+ * once, and pickles only where they must be.
+ *
+ * @generated from message colocated.v1.ValuePayload
+ */
+export type ValuePayload = Message<"colocated.v1.ValuePayload"> & {
+  /**
+   * @generated from field: colocated.v1.Header header = 1;
+   */
+  header?: Header | undefined;
+
+  /**
+   * @generated from field: colocated.v1.SharedObjectTable table = 2;
+   */
+  table?: SharedObjectTable | undefined;
+
+  /**
+   * @generated from field: colocated.v1.Value value = 3;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.ValuePayload.
+ * Use `create(ValuePayloadSchema)` to create a new message.
+ */
+export const ValuePayloadSchema: GenMessage<ValuePayload> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 8);
+
+/**
+ * A pytree of values: its structure (tuples, lists, dicts, None, named
+ * tuples and registered nodes, as JAX flattens them) and its leaves in order.
+ *
+ * @generated from message colocated.v1.Value
+ */
+export type Value = Message<"colocated.v1.Value"> & {
+  /**
+   * @generated from field: colocated.v1.TreeDef treedef = 1;
+   */
+  treedef?: TreeDef | undefined;
+
+  /**
+   * @generated from field: repeated colocated.v1.ValueLeaf leaves = 2;
+   */
+  leaves: ValueLeaf[];
+};
+
+/**
+ * Describes the message colocated.v1.Value.
+ * Use `create(ValueSchema)` to create a new message.
+ */
+export const ValueSchema: GenMessage<Value> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 9);
+
+/**
+ * One leaf of a Value.
+ *
+ * @generated from message colocated.v1.ValueLeaf
+ */
+export type ValueLeaf = Message<"colocated.v1.ValueLeaf"> & {
+  /**
+   * @generated from oneof colocated.v1.ValueLeaf.leaf
+   */
+  leaf: {
+    /**
+     * A table entry: a DeviceList, a Mesh, a sharding, or an ArraySpec (a
+     * jax.ShapeDtypeStruct).
+     *
+     * @generated from field: uint32 entry = 1;
+     */
+    value: number;
+    case: "entry";
+  } | {
+    /**
+     * A dtype, key dtypes included.
+     *
+     * @generated from field: colocated.v1.DTypeValue dtype = 2;
+     */
+    value: DTypeValue;
+    case: "dtype";
+  } | {
+    /**
+     * A PRNG impl, by the name jax.random registers it under, and its key
+     * shape as a check.
+     *
+     * @generated from field: colocated.v1.KeyType prng_impl = 3;
+     */
+    value: KeyType;
+    case: "prngImpl";
+  } | {
+    /**
+     * A module-level function, found by name.
+     *
+     * @generated from field: colocated.v1.FunctionRef function = 4;
+     */
+    value: FunctionRef;
+    case: "function";
+  } | {
+    /**
+     * Anything else, pickled; written and read only by a writer and a
+     * reader that trust pickles.
+     *
+     * @generated from field: colocated.v1.PickledValue pickled = 5;
+     */
+    value: PickledValue;
+    case: "pickled";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message colocated.v1.ValueLeaf.
+ * Use `create(ValueLeafSchema)` to create a new message.
+ */
+export const ValueLeafSchema: GenMessage<ValueLeaf> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 10);
+
+/**
+ * A dtype (1.2): its element type, and for D_TYPE_KEY which key type.
+ *
+ * @generated from message colocated.v1.DTypeValue
+ */
+export type DTypeValue = Message<"colocated.v1.DTypeValue"> & {
+  /**
+   * @generated from field: colocated.v1.DType dtype = 1;
+   */
+  dtype: DType;
+
+  /**
+   * Present exactly when dtype is D_TYPE_KEY.
+   *
+   * @generated from field: colocated.v1.KeyType key_type = 2;
+   */
+  keyType?: KeyType | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.DTypeValue.
+ * Use `create(DTypeValueSchema)` to create a new message.
+ */
+export const DTypeValueSchema: GenMessage<DTypeValue> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 11);
+
+/**
+ * An object pickled by cloudpickle (1.2), as a PickledFunction is: the
+ * pickle's persistent ids are positions in `refs`, each a table entry, so
+ * the meshes and shardings it holds travel through the table.
+ *
+ * @generated from message colocated.v1.PickledValue
+ */
+export type PickledValue = Message<"colocated.v1.PickledValue"> & {
+  /**
+   * @generated from field: bytes pickle = 1;
+   */
+  pickle: Uint8Array;
+
+  /**
+   * @generated from field: repeated uint32 refs = 2 [packed = true];
+   */
+  refs: number[];
+};
+
+/**
+ * Describes the message colocated.v1.PickledValue.
+ * Use `create(PickledValueSchema)` to create a new message.
+ */
+export const PickledValueSchema: GenMessage<PickledValue> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 12);
+
+/**
  * Which top-level message a payload is.
  *
  * @generated from enum colocated.v1.PayloadKind
@@ -274,6 +447,13 @@ export enum PayloadKind {
    * @generated from enum value: PAYLOAD_KIND_PROGRAM = 2;
    */
   PROGRAM = 2,
+
+  /**
+   * A ValuePayload (1.2).
+   *
+   * @generated from enum value: PAYLOAD_KIND_VALUE = 3;
+   */
+  VALUE = 3,
 }
 
 /**

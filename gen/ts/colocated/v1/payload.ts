@@ -6,7 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { SharedObjectTable } from "./table";
+import { DType, dTypeFromJSON, dTypeToJSON, KeyType, SharedObjectTable } from "./table";
 import { TreeDef } from "./tree";
 
 export const protobufPackage = "colocated.v1";
@@ -18,6 +18,8 @@ export enum PayloadKind {
   PAYLOAD_KIND_UNSPECIFIED = 0,
   PAYLOAD_KIND_SPECS = 1,
   PAYLOAD_KIND_PROGRAM = 2,
+  /** PAYLOAD_KIND_VALUE - A ValuePayload (1.2). */
+  PAYLOAD_KIND_VALUE = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -32,6 +34,9 @@ export function payloadKindFromJSON(object: any): PayloadKind {
     case 2:
     case "PAYLOAD_KIND_PROGRAM":
       return PayloadKind.PAYLOAD_KIND_PROGRAM;
+    case 3:
+    case "PAYLOAD_KIND_VALUE":
+      return PayloadKind.PAYLOAD_KIND_VALUE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -47,6 +52,8 @@ export function payloadKindToJSON(object: PayloadKind): string {
       return "PAYLOAD_KIND_SPECS";
     case PayloadKind.PAYLOAD_KIND_PROGRAM:
       return "PAYLOAD_KIND_PROGRAM";
+    case PayloadKind.PAYLOAD_KIND_VALUE:
+      return "PAYLOAD_KIND_VALUE";
     case PayloadKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -132,6 +139,80 @@ export interface ProgramPayload {
     | undefined;
   /** A DeviceList entry. */
   devices?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * Any other value JAX's colocated serialization is handed (1.2): a Mesh, a
+ * list of shardings, a dtype, a function, the function-and-specialization
+ * tuple before its specs are known. Its containers are a pytree; its leaves
+ * are table objects where they can be, so every shared object is written
+ * once, and pickles only where they must be.
+ */
+export interface ValuePayload {
+  header?: Header | undefined;
+  table?: SharedObjectTable | undefined;
+  value?: Value | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A pytree of values: its structure (tuples, lists, dicts, None, named
+ * tuples and registered nodes, as JAX flattens them) and its leaves in order.
+ */
+export interface Value {
+  treedef?: TreeDef | undefined;
+  leaves: ValueLeaf[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** One leaf of a Value. */
+export interface ValueLeaf {
+  leaf?:
+    | //
+    /**
+     * A table entry: a DeviceList, a Mesh, a sharding, or an ArraySpec (a
+     * jax.ShapeDtypeStruct).
+     */
+    { $case: "entry"; value: number }
+    | //
+    /** A dtype, key dtypes included. */
+    { $case: "dtype"; value: DTypeValue }
+    | //
+    /**
+     * A PRNG impl, by the name jax.random registers it under, and its key
+     * shape as a check.
+     */
+    { $case: "prngImpl"; value: KeyType }
+    | //
+    /** A module-level function, found by name. */
+    { $case: "function"; value: FunctionRef }
+    | //
+    /**
+     * Anything else, pickled; written and read only by a writer and a
+     * reader that trust pickles.
+     */
+    { $case: "pickled"; value: PickledValue }
+    | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A dtype (1.2): its element type, and for D_TYPE_KEY which key type. */
+export interface DTypeValue {
+  dtype: DType;
+  /** Present exactly when dtype is D_TYPE_KEY. */
+  keyType?: KeyType | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * An object pickled by cloudpickle (1.2), as a PickledFunction is: the
+ * pickle's persistent ids are positions in `refs`, each a table entry, so
+ * the meshes and shardings it holds travel through the table.
+ */
+export interface PickledValue {
+  pickle: Uint8Array;
+  refs: number[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -1105,6 +1186,634 @@ export const ProgramPayload: MessageFns<ProgramPayload> = {
       ? Specs.fromPartial(object.outputSpecs)
       : undefined;
     message.devices = object.devices ?? undefined;
+    return message;
+  },
+};
+
+function createBaseValuePayload(): ValuePayload {
+  return { header: undefined, table: undefined, value: undefined, _unknownFields: {} };
+}
+
+export const ValuePayload: MessageFns<ValuePayload> = {
+  encode(message: ValuePayload, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      Header.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    if (message.table !== undefined) {
+      SharedObjectTable.encode(message.table, writer.uint32(18).fork()).join();
+    }
+    if (message.value !== undefined) {
+      Value.encode(message.value, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValuePayload {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValuePayload();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = Header.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.table = SharedObjectTable.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.value = Value.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValuePayload {
+    return {
+      header: isSet(object.header) ? Header.fromJSON(object.header) : undefined,
+      table: isSet(object.table) ? SharedObjectTable.fromJSON(object.table) : undefined,
+      value: isSet(object.value) ? Value.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: ValuePayload): unknown {
+    const obj: any = {};
+    if (message.header !== undefined) {
+      obj.header = Header.toJSON(message.header);
+    }
+    if (message.table !== undefined) {
+      obj.table = SharedObjectTable.toJSON(message.table);
+    }
+    if (message.value !== undefined) {
+      obj.value = Value.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValuePayload>, I>>(base?: I): ValuePayload {
+    return ValuePayload.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValuePayload>, I>>(object: I): ValuePayload {
+    const message = createBaseValuePayload();
+    message.header = (object.header !== undefined && object.header !== null)
+      ? Header.fromPartial(object.header)
+      : undefined;
+    message.table = (object.table !== undefined && object.table !== null)
+      ? SharedObjectTable.fromPartial(object.table)
+      : undefined;
+    message.value = (object.value !== undefined && object.value !== null) ? Value.fromPartial(object.value) : undefined;
+    return message;
+  },
+};
+
+function createBaseValue(): Value {
+  return { treedef: undefined, leaves: [], _unknownFields: {} };
+}
+
+export const Value: MessageFns<Value> = {
+  encode(message: Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.treedef !== undefined) {
+      TreeDef.encode(message.treedef, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.leaves) {
+      ValueLeaf.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Value {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.treedef = TreeDef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leaves.push(ValueLeaf.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Value {
+    return {
+      treedef: isSet(object.treedef) ? TreeDef.fromJSON(object.treedef) : undefined,
+      leaves: globalThis.Array.isArray(object?.leaves) ? object.leaves.map((e: any) => ValueLeaf.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: Value): unknown {
+    const obj: any = {};
+    if (message.treedef !== undefined) {
+      obj.treedef = TreeDef.toJSON(message.treedef);
+    }
+    if (message.leaves?.length) {
+      obj.leaves = message.leaves.map((e) => ValueLeaf.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Value>, I>>(base?: I): Value {
+    return Value.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Value>, I>>(object: I): Value {
+    const message = createBaseValue();
+    message.treedef = (object.treedef !== undefined && object.treedef !== null)
+      ? TreeDef.fromPartial(object.treedef)
+      : undefined;
+    message.leaves = object.leaves?.map((e) => ValueLeaf.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseValueLeaf(): ValueLeaf {
+  return { leaf: undefined, _unknownFields: {} };
+}
+
+export const ValueLeaf: MessageFns<ValueLeaf> = {
+  encode(message: ValueLeaf, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.leaf?.$case) {
+      case "entry":
+        writer.uint32(8).uint32(message.leaf.value);
+        break;
+      case "dtype":
+        DTypeValue.encode(message.leaf.value, writer.uint32(18).fork()).join();
+        break;
+      case "prngImpl":
+        KeyType.encode(message.leaf.value, writer.uint32(26).fork()).join();
+        break;
+      case "function":
+        FunctionRef.encode(message.leaf.value, writer.uint32(34).fork()).join();
+        break;
+      case "pickled":
+        PickledValue.encode(message.leaf.value, writer.uint32(42).fork()).join();
+        break;
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValueLeaf {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValueLeaf();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.leaf = { $case: "entry", value: reader.uint32() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leaf = { $case: "dtype", value: DTypeValue.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.leaf = { $case: "prngImpl", value: KeyType.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.leaf = { $case: "function", value: FunctionRef.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.leaf = { $case: "pickled", value: PickledValue.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValueLeaf {
+    return {
+      leaf: isSet(object.entry)
+        ? { $case: "entry", value: globalThis.Number(object.entry) }
+        : isSet(object.dtype)
+        ? { $case: "dtype", value: DTypeValue.fromJSON(object.dtype) }
+        : isSet(object.prngImpl)
+        ? { $case: "prngImpl", value: KeyType.fromJSON(object.prngImpl) }
+        : isSet(object.prng_impl)
+        ? { $case: "prngImpl", value: KeyType.fromJSON(object.prng_impl) }
+        : isSet(object.function)
+        ? { $case: "function", value: FunctionRef.fromJSON(object.function) }
+        : isSet(object.pickled)
+        ? { $case: "pickled", value: PickledValue.fromJSON(object.pickled) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ValueLeaf): unknown {
+    const obj: any = {};
+    if (message.leaf?.$case === "entry") {
+      obj.entry = Math.round(message.leaf.value);
+    } else if (message.leaf?.$case === "dtype") {
+      obj.dtype = DTypeValue.toJSON(message.leaf.value);
+    } else if (message.leaf?.$case === "prngImpl") {
+      obj.prngImpl = KeyType.toJSON(message.leaf.value);
+    } else if (message.leaf?.$case === "function") {
+      obj.function = FunctionRef.toJSON(message.leaf.value);
+    } else if (message.leaf?.$case === "pickled") {
+      obj.pickled = PickledValue.toJSON(message.leaf.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValueLeaf>, I>>(base?: I): ValueLeaf {
+    return ValueLeaf.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValueLeaf>, I>>(object: I): ValueLeaf {
+    const message = createBaseValueLeaf();
+    switch (object.leaf?.$case) {
+      case "entry": {
+        if (object.leaf?.value !== undefined && object.leaf?.value !== null) {
+          message.leaf = { $case: "entry", value: object.leaf.value };
+        }
+        break;
+      }
+      case "dtype": {
+        if (object.leaf?.value !== undefined && object.leaf?.value !== null) {
+          message.leaf = { $case: "dtype", value: DTypeValue.fromPartial(object.leaf.value) };
+        }
+        break;
+      }
+      case "prngImpl": {
+        if (object.leaf?.value !== undefined && object.leaf?.value !== null) {
+          message.leaf = { $case: "prngImpl", value: KeyType.fromPartial(object.leaf.value) };
+        }
+        break;
+      }
+      case "function": {
+        if (object.leaf?.value !== undefined && object.leaf?.value !== null) {
+          message.leaf = { $case: "function", value: FunctionRef.fromPartial(object.leaf.value) };
+        }
+        break;
+      }
+      case "pickled": {
+        if (object.leaf?.value !== undefined && object.leaf?.value !== null) {
+          message.leaf = { $case: "pickled", value: PickledValue.fromPartial(object.leaf.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseDTypeValue(): DTypeValue {
+  return { dtype: 0, keyType: undefined, _unknownFields: {} };
+}
+
+export const DTypeValue: MessageFns<DTypeValue> = {
+  encode(message: DTypeValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.dtype !== 0) {
+      writer.uint32(8).int32(message.dtype);
+    }
+    if (message.keyType !== undefined) {
+      KeyType.encode(message.keyType, writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DTypeValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDTypeValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.dtype = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.keyType = KeyType.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DTypeValue {
+    return {
+      dtype: isSet(object.dtype) ? dTypeFromJSON(object.dtype) : 0,
+      keyType: isSet(object.keyType)
+        ? KeyType.fromJSON(object.keyType)
+        : isSet(object.key_type)
+        ? KeyType.fromJSON(object.key_type)
+        : undefined,
+    };
+  },
+
+  toJSON(message: DTypeValue): unknown {
+    const obj: any = {};
+    if (message.dtype !== 0) {
+      obj.dtype = dTypeToJSON(message.dtype);
+    }
+    if (message.keyType !== undefined) {
+      obj.keyType = KeyType.toJSON(message.keyType);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DTypeValue>, I>>(base?: I): DTypeValue {
+    return DTypeValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DTypeValue>, I>>(object: I): DTypeValue {
+    const message = createBaseDTypeValue();
+    message.dtype = object.dtype ?? 0;
+    message.keyType = (object.keyType !== undefined && object.keyType !== null)
+      ? KeyType.fromPartial(object.keyType)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePickledValue(): PickledValue {
+  return { pickle: new Uint8Array(0), refs: [], _unknownFields: {} };
+}
+
+export const PickledValue: MessageFns<PickledValue> = {
+  encode(message: PickledValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pickle.length !== 0) {
+      writer.uint32(10).bytes(message.pickle);
+    }
+    if (message.refs.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.refs) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PickledValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePickledValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pickle = reader.bytes();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.refs.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.refs.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PickledValue {
+    return {
+      pickle: isSet(object.pickle) ? bytesFromBase64(object.pickle) : new Uint8Array(0),
+      refs: globalThis.Array.isArray(object?.refs) ? object.refs.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: PickledValue): unknown {
+    const obj: any = {};
+    if (message.pickle.length !== 0) {
+      obj.pickle = base64FromBytes(message.pickle);
+    }
+    if (message.refs?.length) {
+      obj.refs = message.refs.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PickledValue>, I>>(base?: I): PickledValue {
+    return PickledValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PickledValue>, I>>(object: I): PickledValue {
+    const message = createBasePickledValue();
+    message.pickle = object.pickle ?? new Uint8Array(0);
+    message.refs = object.refs?.map((e) => e) || [];
     return message;
   },
 };

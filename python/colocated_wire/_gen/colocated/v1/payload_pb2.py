@@ -25,35 +25,52 @@ _sym_db = _symbol_database.Default()
 from colocated_wire._gen.colocated.v1 import limit_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_limit__pb2
 from colocated_wire._gen.colocated.v1 import table_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_table__pb2
 from colocated_wire._gen.colocated.v1 import tree_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_tree__pb2
+from colocated_wire._gen.colocated.v1 import version_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_version__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a,colocated_wire/_gen/colocated/v1/table.proto\x1a+colocated_wire/_gen/colocated/v1/tree.proto\"_\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"G\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x16\n\x06leaves\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"7\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices*]\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a,colocated_wire/_gen/colocated/v1/table.proto\x1a+colocated_wire/_gen/colocated/v1/tree.proto\x1a.colocated_wire/_gen/colocated/v1/version.proto\"_\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"G\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x16\n\x06leaves\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"7\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices\"\x88\x01\n\x0cValuePayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05value\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Value\"^\n\x05Value\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12-\n\x06leaves\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ValueLeafB\x04\x88\xb5\x18\x05\"\xd9\x01\n\tValueLeaf\x12\x0f\n\x05\x65ntry\x18\x01 \x01(\rH\x00\x12)\n\x05\x64type\x18\x02 \x01(\x0b\x32\x18.colocated.v1.DTypeValueH\x00\x12*\n\tprng_impl\x18\x03 \x01(\x0b\x32\x15.colocated.v1.KeyTypeH\x00\x12-\n\x08\x66unction\x18\x04 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12-\n\x07pickled\x18\x05 \x01(\x0b\x32\x1a.colocated.v1.PickledValueH\x00\x42\x06\n\x04leaf\"Y\n\nDTypeValue\x12\"\n\x05\x64type\x18\x01 \x01(\x0e\x32\x13.colocated.v1.DType\x12\'\n\x08key_type\x18\x02 \x01(\x0b\x32\x15.colocated.v1.KeyType\"4\n\x0cPickledValue\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02*{\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x12\x1c\n\x12PAYLOAD_KIND_VALUE\x10\x03\x1a\x04\x90\xb5\x18\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'colocated_wire._gen.colocated.v1.payload_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_PAYLOADKIND'].values_by_name["PAYLOAD_KIND_VALUE"]._loaded_options = None
+  _globals['_PAYLOADKIND'].values_by_name["PAYLOAD_KIND_VALUE"]._serialized_options = b'\220\265\030\002'
   _globals['_SPECS'].fields_by_name['leaves']._loaded_options = None
   _globals['_SPECS'].fields_by_name['leaves']._serialized_options = b'\020\001\210\265\030\005'
   _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._loaded_options = None
   _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._serialized_options = b'\020\001\210\265\030\002'
-  _globals['_PAYLOADKIND']._serialized_start=1059
-  _globals['_PAYLOADKIND']._serialized_end=1152
-  _globals['_HEADER']._serialized_start=201
-  _globals['_HEADER']._serialized_end=296
-  _globals['_PAYLOADENVELOPE']._serialized_start=298
-  _globals['_PAYLOADENVELOPE']._serialized_end=353
-  _globals['_SPECS']._serialized_start=355
-  _globals['_SPECS']._serialized_end=426
-  _globals['_SPECSPAYLOAD']._serialized_start=429
-  _globals['_SPECSPAYLOAD']._serialized_end=565
-  _globals['_FUNCTIONREF']._serialized_start=567
-  _globals['_FUNCTIONREF']._serialized_end=614
-  _globals['_PICKLEDFUNCTION']._serialized_start=616
-  _globals['_PICKLEDFUNCTION']._serialized_end=671
-  _globals['_FUNCTION']._serialized_start=673
-  _globals['_FUNCTION']._serialized_end=791
-  _globals['_PROGRAMPAYLOAD']._serialized_start=794
-  _globals['_PROGRAMPAYLOAD']._serialized_end=1057
+  _globals['_VALUE'].fields_by_name['leaves']._loaded_options = None
+  _globals['_VALUE'].fields_by_name['leaves']._serialized_options = b'\210\265\030\005'
+  _globals['_PICKLEDVALUE'].fields_by_name['refs']._loaded_options = None
+  _globals['_PICKLEDVALUE'].fields_by_name['refs']._serialized_options = b'\020\001\210\265\030\002'
+  _globals['_PAYLOADKIND']._serialized_start=1707
+  _globals['_PAYLOADKIND']._serialized_end=1830
+  _globals['_HEADER']._serialized_start=249
+  _globals['_HEADER']._serialized_end=344
+  _globals['_PAYLOADENVELOPE']._serialized_start=346
+  _globals['_PAYLOADENVELOPE']._serialized_end=401
+  _globals['_SPECS']._serialized_start=403
+  _globals['_SPECS']._serialized_end=474
+  _globals['_SPECSPAYLOAD']._serialized_start=477
+  _globals['_SPECSPAYLOAD']._serialized_end=613
+  _globals['_FUNCTIONREF']._serialized_start=615
+  _globals['_FUNCTIONREF']._serialized_end=662
+  _globals['_PICKLEDFUNCTION']._serialized_start=664
+  _globals['_PICKLEDFUNCTION']._serialized_end=719
+  _globals['_FUNCTION']._serialized_start=721
+  _globals['_FUNCTION']._serialized_end=839
+  _globals['_PROGRAMPAYLOAD']._serialized_start=842
+  _globals['_PROGRAMPAYLOAD']._serialized_end=1105
+  _globals['_VALUEPAYLOAD']._serialized_start=1108
+  _globals['_VALUEPAYLOAD']._serialized_end=1244
+  _globals['_VALUE']._serialized_start=1246
+  _globals['_VALUE']._serialized_end=1340
+  _globals['_VALUELEAF']._serialized_start=1343
+  _globals['_VALUELEAF']._serialized_end=1560
+  _globals['_DTYPEVALUE']._serialized_start=1562
+  _globals['_DTYPEVALUE']._serialized_end=1651
+  _globals['_PICKLEDVALUE']._serialized_start=1653
+  _globals['_PICKLEDVALUE']._serialized_end=1705
 # @@protoc_insertion_point(module_scope)

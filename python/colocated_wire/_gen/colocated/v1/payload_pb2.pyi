@@ -1,6 +1,7 @@
 from colocated_wire._gen.colocated.v1 import limit_pb2 as _limit_pb2
 from colocated_wire._gen.colocated.v1 import table_pb2 as _table_pb2
 from colocated_wire._gen.colocated.v1 import tree_pb2 as _tree_pb2
+from colocated_wire._gen.colocated.v1 import version_pb2 as _version_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -15,9 +16,11 @@ class PayloadKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PAYLOAD_KIND_UNSPECIFIED: _ClassVar[PayloadKind]
     PAYLOAD_KIND_SPECS: _ClassVar[PayloadKind]
     PAYLOAD_KIND_PROGRAM: _ClassVar[PayloadKind]
+    PAYLOAD_KIND_VALUE: _ClassVar[PayloadKind]
 PAYLOAD_KIND_UNSPECIFIED: PayloadKind
 PAYLOAD_KIND_SPECS: PayloadKind
 PAYLOAD_KIND_PROGRAM: PayloadKind
+PAYLOAD_KIND_VALUE: PayloadKind
 
 class Header(_message.Message):
     __slots__ = ("major_version", "minor_version", "kind")
@@ -92,3 +95,51 @@ class ProgramPayload(_message.Message):
     output_specs: Specs
     devices: int
     def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ..., table: _Optional[_Union[_table_pb2.SharedObjectTable, _Mapping]] = ..., function: _Optional[_Union[Function, _Mapping]] = ..., input_specs: _Optional[_Union[Specs, _Mapping]] = ..., output_specs: _Optional[_Union[Specs, _Mapping]] = ..., devices: _Optional[int] = ...) -> None: ...
+
+class ValuePayload(_message.Message):
+    __slots__ = ("header", "table", "value")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    header: Header
+    table: _table_pb2.SharedObjectTable
+    value: Value
+    def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ..., table: _Optional[_Union[_table_pb2.SharedObjectTable, _Mapping]] = ..., value: _Optional[_Union[Value, _Mapping]] = ...) -> None: ...
+
+class Value(_message.Message):
+    __slots__ = ("treedef", "leaves")
+    TREEDEF_FIELD_NUMBER: _ClassVar[int]
+    LEAVES_FIELD_NUMBER: _ClassVar[int]
+    treedef: _tree_pb2.TreeDef
+    leaves: _containers.RepeatedCompositeFieldContainer[ValueLeaf]
+    def __init__(self, treedef: _Optional[_Union[_tree_pb2.TreeDef, _Mapping]] = ..., leaves: _Optional[_Iterable[_Union[ValueLeaf, _Mapping]]] = ...) -> None: ...
+
+class ValueLeaf(_message.Message):
+    __slots__ = ("entry", "dtype", "prng_impl", "function", "pickled")
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    PRNG_IMPL_FIELD_NUMBER: _ClassVar[int]
+    FUNCTION_FIELD_NUMBER: _ClassVar[int]
+    PICKLED_FIELD_NUMBER: _ClassVar[int]
+    entry: int
+    dtype: DTypeValue
+    prng_impl: _table_pb2.KeyType
+    function: FunctionRef
+    pickled: PickledValue
+    def __init__(self, entry: _Optional[int] = ..., dtype: _Optional[_Union[DTypeValue, _Mapping]] = ..., prng_impl: _Optional[_Union[_table_pb2.KeyType, _Mapping]] = ..., function: _Optional[_Union[FunctionRef, _Mapping]] = ..., pickled: _Optional[_Union[PickledValue, _Mapping]] = ...) -> None: ...
+
+class DTypeValue(_message.Message):
+    __slots__ = ("dtype", "key_type")
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    KEY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    dtype: _table_pb2.DType
+    key_type: _table_pb2.KeyType
+    def __init__(self, dtype: _Optional[_Union[_table_pb2.DType, str]] = ..., key_type: _Optional[_Union[_table_pb2.KeyType, _Mapping]] = ...) -> None: ...
+
+class PickledValue(_message.Message):
+    __slots__ = ("pickle", "refs")
+    PICKLE_FIELD_NUMBER: _ClassVar[int]
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    pickle: bytes
+    refs: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, pickle: _Optional[bytes] = ..., refs: _Optional[_Iterable[int]] = ...) -> None: ...
