@@ -50,6 +50,8 @@ export function runPython(
 /**
  * Runs a script of bench/ with JAX on `deviceCount` CPU devices, `job` as JSON on stdin, and
  * passes on each JSON line it prints; fails with the end of its stderr if it exits non-zero.
+ * `python` is .venv's unless given (another JAX's venv); whichever it is, the working tree's
+ * python/ comes first on PYTHONPATH, so the bench measures the code as it is now.
  */
 export function runPythonScript(
   root: string,
@@ -57,12 +59,14 @@ export function runPythonScript(
   deviceCount: number,
   job: unknown,
   onLine: (message: unknown) => void,
+  python = path.join(root, ".venv", "bin", "python"),
 ): Promise<void> {
-  const python = path.join(root, ".venv", "bin", "python");
+  const pythonPath = [path.join(root, "python"), process.env.PYTHONPATH].filter(Boolean);
   const child = spawn(python, [path.join(root, "bench", script)], {
     cwd: root,
     env: {
       ...process.env,
+      PYTHONPATH: pythonPath.join(path.delimiter),
       JAX_PLATFORMS: "cpu",
       XLA_FLAGS: `--xla_force_host_platform_device_count=${deviceCount}`,
     },

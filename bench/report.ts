@@ -1,8 +1,7 @@
 import { formatBytes, formatCount, formatMs, sig, sizeRatio, speedRatio } from "./format";
+import { pluginSection } from "./plugin-report";
 import {
   type CaseResult,
-  type PluginResult,
-  type PluginSideId,
   type RunResults,
   SIDE_ORDER,
   SIDES,
@@ -91,62 +90,6 @@ export function readmeSummary(results: RunResults): string {
     "",
     ...targetLines(results),
   ].join("\n");
-}
-
-const PLUGIN_NAMES: Record<PluginSideId, string> = {
-  jax: "JAX (cloudpickle)",
-  plugin: "colocated_wire.plugin",
-};
-
-/** A colocated call with JAX's serialization and with the plugin: times, payload sizes, ratios. */
-function pluginSection(rows: readonly PluginResult[]): string[] {
-  if (!rows.length) return [];
-  const lines = [
-    "",
-    "### A colocated call: JAX's serialization and colocated_wire.plugin",
-    "",
-    "`bench/plugin_bench.py`: `colocated_python(identity)` on a dict of leaves alternating two",
-    "NamedShardings over a 2-D mesh, in-process on CPU. First call: a fresh colocated function,",
-    "end to end; it writes every payload (three programs, one output-spec carrier). Steady call:",
-    "the same function again, which writes nothing. Function payload: the first program, the",
-    "function with its specialization; output specs: the bytes inside the carrier's base64 text.",
-    "Medians of 3 runs; ratios against JAX.",
-    "",
-    "| case | with | first call | vs JAX | steady call | vs JAX | function payload | vs JAX | output specs | vs JAX | all programs |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-  ];
-  for (const r of rows) {
-    const c = r.case;
-    const leaves = `${formatCount(c.leafCount)} ${c.leafCount === 1 ? "leaf" : "leaves"}`;
-    const label = `**${c.id}**: ${leaves}, ${c.mesh.join("×")} mesh`;
-    (["jax", "plugin"] as const).forEach((side, i) => {
-      const head = [i === 0 ? label : "", PLUGIN_NAMES[side]];
-      const s = r.sides[side];
-      if (!s) {
-        lines.push(
-          `| ${[...head, `failed: ${r.errors[side] ?? "?"}`].join(" | ")} |${" |".repeat(8)}`,
-        );
-        return;
-      }
-      const base = r.sides.jax;
-      const vs = (ratio: (x: number, b: number) => string, x?: number, b?: number) =>
-        side === "jax" ? "baseline" : x === undefined || b === undefined ? "—" : ratio(x, b);
-      const size = (n?: number) => (n === undefined ? "—" : formatBytes(n));
-      const cells = [
-        formatMs(s.firstCall.medianMs),
-        vs(speedRatio, s.firstCall.medianMs, base?.firstCall.medianMs),
-        formatMs(s.steadyCall.medianMs),
-        vs(speedRatio, s.steadyCall.medianMs, base?.steadyCall.medianMs),
-        size(s.programBytes[0]),
-        vs(sizeRatio, s.programBytes[0], base?.programBytes[0]),
-        size(s.carrierBytes[0]),
-        vs(sizeRatio, s.carrierBytes[0], base?.carrierBytes[0]),
-        s.programBytes.map(formatBytes).join(" + "),
-      ];
-      lines.push(`| ${[...head, ...cells].join(" | ")} |`);
-    });
-  }
-  return lines;
 }
 
 function targetLines(results: RunResults): string[] {

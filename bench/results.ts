@@ -81,7 +81,10 @@ export interface RunResults {
   targets: TargetCheck[];
   /** Decoding an in-order mesh of a million devices, in a child process (bench/decode-memory.ts). */
   decodeMemory?: DecodeMemory;
-  /** A colocated call with JAX's serialization and with colocated_wire.plugin (bench/plugin.ts). */
+  /**
+   * A colocated call with JAX's serialization and with colocated_wire.plugin (bench/plugin.ts),
+   * under each JAX of bench/plugin-versions.ts: a row per case and version.
+   */
   plugin: PluginResult[];
 }
 
@@ -93,6 +96,8 @@ export interface PluginCase {
   /** A dict of this many leaves, alternating two NamedShardings over the mesh. */
   leafCount: number;
   mesh: [number, number];
+  /** Every leaf with a NamedSharding of its own, equal to the others' but not the same object. */
+  fresh?: boolean;
 }
 
 export interface PluginSideResult {
@@ -100,6 +105,11 @@ export interface PluginSideResult {
   firstCall: Timing;
   /** Later calls reuse the specialization and write nothing. */
   steadyCall: Timing;
+  /**
+   * Reading the first call's programs back, timed apart by the bench where this JAX does not
+   * read them on CPU (before 0.8, which runs the function in process).
+   */
+  readBack?: Timing;
   /** The first call's programs in order; the first is the function with its specialization. */
   programBytes: number[];
   /** The output-spec carriers the first call sent back, the bytes inside their base64 text. */
@@ -107,6 +117,8 @@ export interface PluginSideResult {
 }
 
 export interface PluginResult {
+  /** The JAX version it ran under (its venv's name until its process started). */
+  jax: string;
   case: PluginCase;
   sides: Partial<Record<PluginSideId, PluginSideResult>>;
   errors: Partial<Record<PluginSideId, string>>;

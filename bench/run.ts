@@ -13,7 +13,7 @@ import { loadMarkdown, loadWanted, runLoadSection } from "./load";
 import { DEFAULT_POLICY, type Timing } from "./measure";
 import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
 import { plotSvg } from "./plot";
-import { measurePlugin, pluginCases } from "./plugin";
+import { measurePlugin, pluginRuns } from "./plugin";
 import { type PythonJob, runPython } from "./python";
 import { updateReadme } from "./readme";
 import { markdownReport, readmeSummary } from "./report";
@@ -36,7 +36,11 @@ interface Options {
 async function main(): Promise<void> {
   const options = new Command("bench")
     .description("colocated-wire against JAX's colocated-Python serialization")
-    .option("--quick", "S1, S5, S6 and the smallest plugin case only, within two minutes", false)
+    .option(
+      "--quick",
+      "S1, S5, S6 and the smallest plugin case (under each JAX) only, within two minutes",
+      false,
+    )
     .option(
       "--filter <text>",
       'only the cases whose id contains the text, such as "S3 fresh regular" (or one of several: "S5,S6")',
@@ -62,9 +66,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadBefore = os.loadavg()[0];
   const groups = planGroups(allCases(options.quick, options.filter), options.maxJaxDevices);
-  const plugins = pluginCases(options.quick, options.filter);
+  const plugins = pluginRuns(options.quick, options.filter);
   const results = new Map<string, CaseResult>();
-  let total = plugins.length * 2;
+  let total = plugins.reduce((n, run) => n + run.cases.length * 2, 0);
   for (const g of groups) {
     for (const c of g.cases) {
       const { ts, python, skipped } = sidesOf(c, g);
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
       process.stderr.write(`\n${error.message}\n`);
     });
   }
-  bar.update({ task: `colocated calls, JAX and the plugin, on ${plugins.length} cases` });
+  bar.update({ task: "colocated calls, JAX and the plugin, under each JAX version" });
   const measured = await measurePlugin(ROOT, plugins, (task) => bar.increment(1, { task }));
   const plugin = measured.results;
   if (versions.jax === "?" && measured.versions) versions = measured.versions;
