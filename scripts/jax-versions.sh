@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the conformance vectors, the plugin's tests and the worker's test file on
-# every supported JAX minor (jax_support.SUPPORTED_JAX), one venv per version.
+# every supported JAX version (jax_support.SUPPORTED_JAX), one venv per version.
 #
 #   scripts/jax-versions.sh            # every version in VERSIONS
 #   scripts/jax-versions.sh 0.6.2      # only these (each must be in VERSIONS)
@@ -24,8 +24,9 @@ REQ="$ROOT/python/requirements.txt"
 VENVS="${JAX_VENVS:-$HOME/.cache/colocated-wire/jax-venvs}"
 PY="${PYTHON:-python3}"
 
-# The supported minors, one exact release each (0.10 is .venv's, from requirements.txt).
-VERSIONS=(0.5.3 0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
+# The supported versions: 0.4.38 (the oldest, the last 0.4), then one exact release of each
+# minor (0.10 is .venv's, from requirements.txt).
+VERSIONS=(0.4.38 0.5.3 0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
 
 TESTS=(
   tests/test_vectors.py tests/test_specs.py tests/test_program.py

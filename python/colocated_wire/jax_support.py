@@ -3,8 +3,10 @@
 JAX changes the names and behaviour colocated_wire relies on between minor
 versions (jax_compat/ holds one module per difference), so a JAX outside this
 range fails at import with what to install, not later with an AttributeError.
-0.4 is not supported: it has no jax.sharding.AxisType, its Mesh.axis_types is
-a dict of another shape, and its colocated_python output-spec carrier differs.
+The oldest is 0.4.38, the last 0.4 release: it is the first whose colocated_python
+has all four serialization functions the plugin replaces, and its differences
+(no jax.sharding.AxisType, a Mesh.axis_types dict, a fixed-size uint8 output-spec
+carrier) have modules in jax_compat/. Below 0.5 the bound is a release, not a minor.
 python/pyproject.toml requires the same range of jax and jaxlib
 (tests/test_package.py compares them), and the plugin checks jax.__version__
 against it again at install, before it patches JAX.
@@ -13,21 +15,24 @@ against it again at install, before it patches JAX.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from collections.abc import Callable
 
-_LOWEST = (0, 5)  # the oldest major.minor supported
+_LOWEST = (0, 4, 38)  # the oldest release supported
 _BELOW = (0, 11)  # the first major.minor not supported
-SUPPORTED_JAX = f">={_LOWEST[0]}.{_LOWEST[1]},<{_BELOW[0]}.{_BELOW[1]}"
+SUPPORTED_JAX = f">={'.'.join(map(str, _LOWEST))},<{'.'.join(map(str, _BELOW))}"
 JAX_DISTRIBUTIONS = ("jax", "jaxlib")
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")  # major.minor[.patch] at the start
 
 
 def jax_in_range(version: str) -> bool:
-    """Whether a jax or jaxlib version string is inside SUPPORTED_JAX."""
-    try:
-        major_minor = tuple(int(part) for part in version.split(".")[:2])
-    except ValueError:
+    """Whether a jax or jaxlib version string is inside SUPPORTED_JAX (a suffix such as
+    ".dev2026" or "rc1" after major.minor.patch does not count)."""
+    match = _RELEASE.match(version)
+    if match is None:
         return False
-    return _LOWEST <= major_minor < _BELOW
+    release = tuple(int(part) for part in match.groups(default="0"))
+    return _LOWEST <= release and release[:2] < _BELOW
 
 
 def _installed(name: str) -> str | None:

@@ -172,14 +172,17 @@ def _devices():
 
 def _mesh(name):
     import numpy as np
-    from jax.sharding import AxisType, Mesh
+    from jax.sharding import Mesh
+
+    # JAX 0.4.38 has no jax.sharding.AxisType (Explicit is its AxisTypes.User, kept in a dict).
+    from colocated_wire.jax_compat.axis_types import AXIS_TYPE_NAMED, make_mesh
 
     m = MESHES[name]
     devices = np.array(_devices(), dtype=object)[np.array(m["ids"])]
     if m["types"] is None:
         return Mesh(devices, tuple(m["axes"]))
-    types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in m["types"])
-    return Mesh(devices, tuple(m["axes"]), axis_types=types)
+    types = tuple(AXIS_TYPE_NAMED[t.capitalize()] for t in m["types"])
+    return make_mesh(devices, tuple(m["axes"]), types)
 
 
 def _sharding(d):

@@ -9,14 +9,24 @@ that one compares the version.
 from __future__ import annotations
 
 import collections
+import types
 
 import jax
 import numpy as np
 import pytest
-from jax.experimental.colocated_python import func
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+from jax.experimental.colocated_python import func, serialization
+from jax.sharding import NamedSharding, PartitionSpec
+
+from colocated_wire.jax_compat.axis_types import AXIS_TYPE_NAMED, axis_types_of, make_mesh
 
 JAX = jax.__version__
+
+# For tests that build meshes with axis types, on every supported JAX: the types by their
+# JAX >= 0.5 names (AxisType.Explicit is 0.4.38's AxisTypes.User), a mesh of one type per
+# axis, and a mesh's types per axis (jax_compat/axis_types.py).
+AxisType = types.SimpleNamespace(**AXIS_TYPE_NAMED)
+typed_mesh = make_mesh
+mesh_axis_types = axis_types_of
 
 
 def _limit(can: bool, what: str) -> str | None:
@@ -24,8 +34,8 @@ def _limit(can: bool, what: str) -> str | None:
 
 
 def _mixed_axis_type_tuples() -> bool:
-    auto, explicit = AxisType.Auto, AxisType.Explicit
-    mesh = Mesh(np.array(jax.devices()[:2]).reshape(1, 2), ("a", "b"), axis_types=(auto, explicit))
+    auto, explicit = AXIS_TYPE_NAMED["Auto"], AXIS_TYPE_NAMED["Explicit"]
+    mesh = make_mesh(np.array(jax.devices()[:2]).reshape(1, 2), ("a", "b"), (auto, explicit))
     try:
         NamedSharding(mesh, PartitionSpec(("a", "b")))
     except ValueError:
@@ -62,6 +72,14 @@ INTERNED_SPECS = _limit(
     PartitionSpec("x") is PartitionSpec("x"),
     "equal PartitionSpecs are not one object (JAX 0.10 interns them)",
 )
+ONE_AXIS_TUPLES = _limit(
+    tuple(PartitionSpec(("x",))) == ("x",),
+    "PartitionSpec keeps a one-axis tuple entry (JAX 0.5 makes it the axis)",
+)
+CPU_DEVICE_ERRORS = _limit(
+    hasattr(serialization, "_lookup_cpu_device"),
+    "colocated_python reads a device id it lacks as a KeyError (JAX 0.5 raises ValueError)",
+)
 CPU_ROUND_TRIP = _limit(
     hasattr(func, "_deserialize"),
     "colocated_python on CPU runs the function in process without writing or reading its"
@@ -77,6 +95,7 @@ _CASE_LIMITS = {
     "partition_specs": (AXIS_SETS, MIXED_AXIS_TYPE_TUPLES),
     "memory_kinds": (CPU_MEMORY_KINDS,),
     "newer_minor_version": (CPU_MEMORY_KINDS,),
+    "value_shardings_1_2": (CPU_MEMORY_KINDS,),
     "trees_1_1": (NONE_KEYS_IN_ORDERED_DICTS,),
     "ordered_dicts_1_0": (NONE_KEYS_IN_ORDERED_DICTS,),
 }

@@ -47,24 +47,29 @@ def test_the_package_is_typed():
 
 
 def test_the_plugin_checks_the_same_range():
-    assert plugin.SUPPORTED_JAX is SUPPORTED_JAX == colocated_wire.SUPPORTED_JAX == ">=0.5,<0.11"
+    assert plugin.SUPPORTED_JAX is SUPPORTED_JAX == colocated_wire.SUPPORTED_JAX == ">=0.4.38,<0.11"
 
 
 @pytest.mark.parametrize(
     ("version", "inside"),
     [
+        ("0.4.38", True),
+        ("0.4.38.dev20241201", True),
         ("0.5.0", True),
+        ("0.5.0rc1", True),
         ("0.9.9", True),
         ("0.10.0", True),
         ("0.10.2", True),
         ("0.10.3.dev20260101", True),
-        ("0.4.38", False),
+        ("0.4.37", False),
+        ("0.4", False),
+        ("0.3.99", False),
         ("0.11.0", False),
         ("1.10.0", False),
         ("dev", False),
     ],
 )
-def test_a_version_is_inside_the_range_by_major_and_minor(version, inside):
+def test_a_version_is_inside_the_range_by_release(version, inside):
     assert jax_in_range(version) is inside
 
 
@@ -78,12 +83,12 @@ def test_a_jax_outside_the_range_fails_by_name(name):
     with pytest.raises(ImportError) as e:
         check_jax(versions.get)
     assert str(e.value) == (
-        f"colocated_wire supports {name} >=0.5,<0.11, and this is {name} 0.11.1; "
-        f'install one in the range: pip install "{name}>=0.5,<0.11"'
+        f"colocated_wire supports {name} >=0.4.38,<0.11, and this is {name} 0.11.1; "
+        f'install one in the range: pip install "{name}>=0.4.38,<0.11"'
     )
 
 
 def test_a_missing_jaxlib_fails_by_name():
     with pytest.raises(ImportError) as e:
         check_jax({"jax": "0.10.2"}.get)
-    assert str(e.value) == "colocated_wire needs jaxlib >=0.5,<0.11, and jaxlib is not installed"
+    assert str(e.value) == "colocated_wire needs jaxlib >=0.4.38,<0.11, and jaxlib is not installed"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from jax.sharding import AxisType, Mesh
+from jax.sharding import Mesh
 
 from colocated_wire._gen.colocated.v1 import table_pb2
 from colocated_wire.devices import devices_for_ids, ids_key, remember_mesh
@@ -23,6 +23,7 @@ from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.enum_names import wire_names
 from colocated_wire.entries.problem import Problem, raise_problem, refuse
 from colocated_wire.errors import DecodeError, EncodeError
+from colocated_wire.jax_compat.axis_types import AXIS_TYPE_NAMED, axis_types_of, make_mesh
 
 if TYPE_CHECKING:
     from colocated_wire.table.check_table import CheckContext
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 TYPE = Mesh
 # Axis types by name: AXIS_TYPE_EXPLICIT is AxisType.Explicit.
 AXIS_TYPES = {
-    v: AxisType[n.capitalize()] for v, n in wire_names(table_pb2.AxisType, "AXIS_TYPE_").items()
+    v: AXIS_TYPE_NAMED[n.capitalize()]
+    for v, n in wire_names(table_pb2.AxisType, "AXIS_TYPE_").items()
 }
 _AXIS_TYPES_TO_WIRE = {t: v for v, t in AXIS_TYPES.items()}
 # A reference to a mesh.
@@ -86,14 +88,15 @@ def lower(mesh: Mesh, ctx: LowerContext) -> table_pb2.Mesh:
 def _lower(mesh: Mesh) -> Lowered:
     names = _axis_names(mesh.axis_names)
     sizes = list(mesh.devices.shape)
-    refuse("mesh", mesh_problem(sizes, names, len(mesh.axis_types), mesh.devices.size))
+    types = axis_types_of(mesh)
+    refuse("mesh", mesh_problem(sizes, names, len(types), mesh.devices.size))
     # Once per mesh: a device's id is a C++ property, read one device at a time.
     ids = device_list.lower_device_ids([d.id for d in mesh.devices.flat])
     entry = table_pb2.Entry(device_list=ids)
     message = table_pb2.Mesh(
         axis_sizes=sizes,
         axis_names=names,
-        axis_types=[_AXIS_TYPES_TO_WIRE[t] for t in mesh.axis_types],
+        axis_types=[_AXIS_TYPES_TO_WIRE[t] for t in types],
     )
     return Lowered(entry.SerializeToString(deterministic=True), message)
 
@@ -144,7 +147,7 @@ def lift_planned(plan: tuple, ctx: LiftContext) -> Mesh:
     mesh = _LIFTED.get(key)
     if mesh is None:
         devices = devices_for_ids(ids).reshape(sizes)
-        mesh = Mesh(devices, names, axis_types=tuple(AXIS_TYPES[t] for t in types))
+        mesh = make_mesh(devices, names, tuple(AXIS_TYPES[t] for t in types))
         _LIFTED[key] = mesh
         remember_mesh(devices_key, mesh)
     return mesh

@@ -4,6 +4,12 @@
 rebinds them there as well as in `serialization`. Before JAX 0.8, func.py does
 not import `_deserialize` (its CPU fallback runs the function in process and
 never reads a program back), so only the names each module has are rebound.
+
+The output-spec carrier differs too. JAX 0.4.38's `_serialize_specs` returns
+two arrays, an int32 length and a uint8 buffer of `_MAX_SERIALIZED_SPECS_SIZE`
+(1 MiB) bytes, and `_deserialize_specs` takes that pair back; from 0.5 the
+carrier is one 0-d StringDType array of base64 text. plugin/carrier.py writes
+whichever this JAX's func.py expects, by `SPECS_BUFFER_BYTES`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ BINDINGS: tuple[tuple[ModuleType, str], ...] = tuple(
     for name in NAMES
     if module is serialization or hasattr(module, name)
 )
+
+
+SPECS_BUFFER_BYTES: int | None = getattr(serialization, "_MAX_SERIALIZED_SPECS_SIZE", None)
+"""The fixed size of the uint8 output-spec buffer (JAX 0.4.38), or None: a StringDType scalar."""
 
 
 def missing() -> list[str]:

@@ -5,6 +5,11 @@ spec yields the same entries. `unreduced` and `reduced` (axes a value is a
 partial sum over, or reduced on) first appear in JAX 0.6; on 0.5 a spec has
 neither, so it is read with empty sets, and a message naming such axes cannot
 be lifted (LiftError naming the version) rather than silently dropped.
+
+From JAX 0.5, PartitionSpec(("x",)) holds the entry "x"; JAX 0.4.38 keeps the
+one-axis tuple, though a NamedSharding of it equals one of "x" there too. So
+that the same sharding is the same bytes on every version, such an entry is
+read as its axis on 0.4.38 as well (and lifted as P("x"), an equal sharding).
 """
 
 from __future__ import annotations
@@ -29,6 +34,14 @@ else:
     partitions = tuple
 
 
+# Whether PartitionSpec turns a one-axis tuple entry into that axis (JAX >= 0.5).
+ONE_AXIS_TUPLES_CANONICAL = tuple(PartitionSpec(("x",))) == ("x",)
+
+
+def _one_axis_tuples_as_axes(spec: PartitionSpec) -> tuple[Any, ...]:
+    return tuple(p[0] if type(p) is tuple and len(p) == 1 else p for p in spec)
+
+
 def _entries_with_axis_sets(spec: PartitionSpec) -> tuple[Any, Any, Any]:
     return (tuple(spec), spec.unreduced, spec.reduced)
 
@@ -37,9 +50,16 @@ def _entries_without_axis_sets(spec: PartitionSpec) -> tuple[Any, Any, Any]:
     return (tuple(spec), frozenset(), frozenset())
 
 
+def _canonical_entries_without_axis_sets(spec: PartitionSpec) -> tuple[Any, Any, Any]:
+    return (_one_axis_tuples_as_axes(spec), frozenset(), frozenset())
+
+
 spec_fields: Callable[[PartitionSpec], tuple[Any, Any, Any]]
-"""(entries, unreduced, reduced) of a spec, as the spec holds them."""
-if not HAS_AXIS_SETS:
+"""(entries, unreduced, reduced) of a spec, as the spec holds them (a one-axis tuple as its
+axis, as JAX >= 0.5 holds it)."""
+if not ONE_AXIS_TUPLES_CANONICAL:  # JAX 0.4.38, which has no axis sets either
+    spec_fields = _canonical_entries_without_axis_sets
+elif not HAS_AXIS_SETS:
     spec_fields = _entries_without_axis_sets
 elif partitions is tuple:
     spec_fields = _entries_with_axis_sets
