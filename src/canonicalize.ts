@@ -1,15 +1,19 @@
 import { PayloadEnvelope } from "../gen/ts/colocated/v1/payload";
-import { decodeProgram, decodeSpecs } from "./decode";
-import { type EncodeOptions, encodeProgram, encodeSpecs } from "./encode";
-import { payloadKindOf } from "./json-form";
-import type { DecodeOptions } from "./payload/header";
+import { decodeProgram, decodeSpecs, decodeValue } from "./decode";
+import { type EncodeOptions, encodeProgram, encodeSpecs, encodeValue } from "./encode";
+import { type DecodeOptions, payloadKindOf } from "./payload/header";
 import { SCHEMA_MINOR_VERSION } from "./version";
 
-/** Validates, lifts and lowers a payload of either kind: its canonical bytes, as a peer re-sends them. */
+/** Validates, lifts and lowers a payload of any kind: its canonical bytes, as a peer re-sends them. */
 export function canonicalizePayload(bytes: Uint8Array, options: DecodeOptions = {}): Uint8Array {
-  if (payloadKindOf(bytes) === "program") {
+  const kind = payloadKindOf(bytes);
+  if (kind === "program") {
     const program = decodeProgram(bytes, options);
     return encodeProgram(program, sameVersion(bytes));
+  }
+  if (kind === "value") {
+    const { treedef, leaves } = decodeValue(bytes, options);
+    return encodeValue(treedef, leaves, sameVersion(bytes));
   }
   const { treedef, leaves } = decodeSpecs(bytes, options);
   return encodeSpecs(treedef, leaves, sameVersion(bytes));

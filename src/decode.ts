@@ -5,6 +5,8 @@ import {
   ProgramPayload,
   type Specs as SpecsMessage,
   SpecsPayload,
+  type Value as ValueMessage,
+  ValuePayload,
 } from "../gen/ts/colocated/v1/payload";
 import type { SharedObjectTable } from "../gen/ts/colocated/v1/table";
 import { DEVICE_LIST } from "./entries/device-list";
@@ -13,10 +15,12 @@ import { DecodeError } from "./errors";
 import { resolveLimits } from "./limits";
 import type { DeviceList } from "./model/device-list";
 import type { Program, SharedObject, Specs } from "./model/program";
+import type { Value } from "./model/value-leaf";
 import * as fn from "./payload/function";
 import { type DecodeOptions, parsePayload } from "./payload/header";
 import * as specs from "./payload/specs";
-import { type PayloadOrigin, rememberProgram, rememberSpecs } from "./provenance";
+import * as value from "./payload/value";
+import { type PayloadOrigin, rememberProgram, rememberSpecs, rememberValue } from "./provenance";
 import { type CheckContext, checkTable } from "./table/check-table";
 import { liftTable } from "./table/lift-table";
 
@@ -36,6 +40,16 @@ export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): P
     check: checkProgram,
     lift: liftProgram,
     remember: rememberProgram,
+  });
+}
+
+/** Decodes ValuePayload bytes (colocated.v1.2) into a treedef and its leaves; throws only DecodeError. */
+export function decodeValue(bytes: Uint8Array, options: DecodeOptions = {}): Value {
+  return decodePayload(ValuePayload, PayloadKind.PAYLOAD_KIND_VALUE, bytes, options, {
+    check: (message, at) => value.check(message.value, at("value")),
+    lift: (message, objects, facts) =>
+      value.lift(message.value as ValueMessage, { objects, facts }),
+    remember: rememberValue,
   });
 }
 

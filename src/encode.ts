@@ -1,21 +1,31 @@
+import { PayloadKindSchema } from "../gen/es/colocated/v1/payload_pb";
 import {
   type Header,
   PayloadKind,
   ProgramPayload,
-  type Specs as SpecsMessage,
   SpecsPayload,
+  ValuePayload,
 } from "../gen/ts/colocated/v1/payload";
 import { EncodeError } from "./errors";
 import { DeviceList } from "./model/device-list";
 import type { Program } from "./model/program";
 import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import type { PyTreeDef } from "./model/tree";
+import type { ValueLeaf } from "./model/value-leaf";
 import * as fn from "./payload/function";
 import * as specs from "./payload/specs";
-import { type PayloadOrigin, programOrigin, specsOrigin } from "./provenance";
+import * as value from "./payload/value";
+import { type PayloadOrigin, programOrigin, specsOrigin, valueOrigin } from "./provenance";
+import { refuseNewer, valueSince } from "./schema-version";
 import { TableBuilder } from "./table/lower-table";
 import { graftUnknownFields } from "./unknown-fields";
 import { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";
+
+/** The minor version that introduced value payloads. */
+const VALUE_SINCE = valueSince(PayloadKindSchema, PayloadKind.PAYLOAD_KIND_VALUE);
+
+/** A payload message of any kind. */
+type AnyPayload = SpecsPayload | ProgramPayload | ValuePayload;
 
 /** Options every encode accepts. */
 export interface EncodeOptions {
@@ -37,7 +47,7 @@ export function lowerSpecsPayload(
   const table = seededTable(origin, targetOf(options));
   const at = (path: string) => ({ table, path, targetMinorVersion: table.targetMinorVersion });
   const message =
-    carriedSpecs(origin, table, (m) => m.specs) ??
+    carriedPart(origin, table, (m) => m.specs) ??
     specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion),
@@ -57,10 +67,10 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
   const devices = table.add(program.devices, "devices");
   const message = fn.lower(program.function, at("function"));
   const inputSpecs =
-    carriedSpecs(origin, table, (m) => m.inputSpecs) ??
+    carriedPart(origin, table, (m) => m.inputSpecs) ??
     specs.lower(program.inputs, at("input_specs"));
   const outputSpecs = program.outputs
-    ? (carriedSpecs(origin, table, (m) => m.outputSpecs) ??
+    ? (carriedPart(origin, table, (m) => m.outputSpecs) ??
       specs.lower(program.outputs, at("output_specs")))
     : undefined;
   return carryEnvelope(origin, {
@@ -70,6 +80,30 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
     inputSpecs,
     outputSpecs,
     devices,
+  });
+}
+
+/**
+ * Lowers a value's pytree (colocated.v1.2: a Mesh, shardings, dtypes, a function, ...) into a
+ * ValuePayload message, ready for bytes: its table objects are written once in its table.
+ */
+export function lowerValuePayload(
+  treedef: PyTreeDef,
+  leaves: readonly ValueLeaf[],
+  options: EncodeOptions = {},
+): ValuePayload {
+  const target = targetOf(options);
+  refuseNewer("header.kind", "a value payload", VALUE_SINCE, target);
+  const origin = valueOrigin({ treedef, leaves });
+  const minorVersion = headerMinorVersion(options, origin);
+  const table = seededTable(origin, target);
+  const at = { table, path: "value", targetMinorVersion: table.targetMinorVersion };
+  const message =
+    carriedPart(origin, table, (m) => m.value) ?? value.lower({ treedef, leaves: [...leaves] }, at);
+  return carryEnvelope(origin, {
+    header: header(PayloadKind.PAYLOAD_KIND_VALUE, minorVersion),
+    table: { entries: table.entries },
+    value: message,
   });
 }
 
@@ -85,6 +119,15 @@ export function encodeSpecs(
 /** Encodes a program as canonical ProgramPayload bytes. */
 export function encodeProgram(program: Program, options: EncodeOptions = {}): Uint8Array {
   return ProgramPayload.encode(lowerProgramPayload(program, options)).finish();
+}
+
+/** Encodes a value's pytree as canonical ValuePayload bytes (colocated.v1.2). */
+export function encodeValue(
+  treedef: PyTreeDef,
+  leaves: readonly ValueLeaf[],
+  options: EncodeOptions = {},
+): Uint8Array {
+  return ValuePayload.encode(lowerValuePayload(treedef, leaves, options)).finish();
 }
 
 /** The target minor version, checked: one this encoder can write. */
@@ -104,7 +147,7 @@ function targetOf(options: EncodeOptions): number {
  */
 function headerMinorVersion(
   options: EncodeOptions,
-  origin: PayloadOrigin<SpecsPayload | ProgramPayload> | undefined,
+  origin: PayloadOrigin<AnyPayload> | undefined,
 ): number {
   const target = targetOf(options);
   const carried = origin?.message.header?.minorVersion ?? 0;
@@ -115,15 +158,15 @@ function headerMinorVersion(
 }
 
 /**
- * The specs of a carried payload (one with fields of a newer minor version), as written: how
- * its writer wrote the tree (which subtrees it repeats, say) is that version's choice, so
- * re-sending it keeps it. The origin is there only while the specs are exactly as decoded.
+ * A part (specs, a value) of a carried payload (one with fields of a newer minor version), as
+ * written: how its writer wrote the tree (which subtrees it repeats, say) is that version's
+ * choice, so re-sending it keeps it. The origin is there only while the part is exactly as decoded.
  */
-function carriedSpecs<M extends SpecsPayload | ProgramPayload>(
+function carriedPart<M extends AnyPayload, P>(
   origin: PayloadOrigin<M> | undefined,
   table: TableBuilder,
-  pick: (message: M) => SpecsMessage | undefined,
-): SpecsMessage | undefined {
+  pick: (message: M) => P | undefined,
+): P | undefined {
   // Equal decoded entries fold into one, which moves later indices: then the tree is lowered again.
   const keptIndices = table.entries.length === origin?.table.length;
   return origin && keptIndices ? pick(origin.message) : undefined;
@@ -137,10 +180,7 @@ function seededTable(origin: PayloadOrigin<unknown> | undefined, target: number)
 }
 
 /** Carries the unknown fields of a decoded payload's envelope (entries carry their own). */
-function carryEnvelope<M extends SpecsPayload | ProgramPayload>(
-  origin: PayloadOrigin<M> | undefined,
-  message: M,
-): M {
+function carryEnvelope<M extends AnyPayload>(origin: PayloadOrigin<M> | undefined, message: M): M {
   if (origin) graftUnknownFields(origin.message, message, new Set(origin.message.table?.entries));
   return message;
 }

@@ -3,18 +3,20 @@
  * wherever JavaScript runs (no Node built-ins, no gRPC); the worker client is colocated-wire/rpc.
  */
 export { canonicalizePayload } from "./canonicalize";
-export { decodeProgram, decodeSpecs } from "./decode";
+export { decodeProgram, decodeSpecs, decodeValue } from "./decode";
 export {
   type EncodeOptions,
   encodeProgram,
   encodeSpecs,
+  encodeValue,
   lowerProgramPayload,
   lowerSpecsPayload,
+  lowerValuePayload,
 } from "./encode";
 export { DTYPE_NAMES } from "./entries/array-spec";
 export { DECODE_ERROR_CODES, DecodeError, type DecodeErrorCode, EncodeError } from "./errors";
 export { findIota, type Iota, materializeIota } from "./iota";
-export { payloadFromJson, payloadKindOf, payloadToJson } from "./json-form";
+export { payloadFromJson, payloadToJson } from "./json-form";
 export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";
 export { Device, DeviceList } from "./model/device-list";
 export { AxisType, Mesh } from "./model/mesh";
@@ -60,7 +62,15 @@ export {
   tuple,
 } from "./model/tree-values";
 export { UnknownEntry } from "./model/unknown-entry";
-export type { DecodeOptions } from "./payload/header";
+export {
+  DTypeValue,
+  PickledValue,
+  PRNGImpl,
+  UnknownValueLeaf,
+  type Value,
+  type ValueLeaf,
+} from "./model/value-leaf";
+export { type DecodeOptions, type PayloadKindName, payloadKindOf } from "./payload/header";
 export {
   type DeviceShard,
   type DistinctShard,

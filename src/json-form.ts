@@ -1,14 +1,11 @@
 import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
-import {
-  PayloadEnvelope,
-  PayloadKind,
-  ProgramPayload,
-  SpecsPayload,
-} from "../gen/ts/colocated/v1/payload";
-import { decodeProgram, decodeSpecs } from "./decode";
-import { DecodeError } from "./errors";
-import type { DecodeOptions } from "./payload/header";
+import { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
+import { decodeProgram, decodeSpecs, decodeValue } from "./decode";
+import { type DecodeOptions, type PayloadKindName, payloadKindOf } from "./payload/header";
 import { walkMessages } from "./unknown-fields";
+
+// Read from the header (payload/header.ts); kept here too, where it was first exported.
+export { payloadKindOf };
 
 /** The JSON form's key for a message's unknown fields: field tag to base64 values. */
 export const UNKNOWN_FIELDS_KEY = "@unknown";
@@ -17,26 +14,22 @@ const JSON_SIDE = { secondIsJson: true };
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** Which payload message some bytes hold, read from their header. */
-export function payloadKindOf(bytes: Uint8Array): "specs" | "program" {
-  let kind: PayloadKind | undefined;
-  try {
-    kind = PayloadEnvelope.decode(bytes).header?.kind;
-  } catch (error) {
-    throw new DecodeError(
-      "payload",
-      "malformed",
-      `not a valid protobuf message (${(error as Error).message})`,
-    );
-  }
-  if (kind === PayloadKind.PAYLOAD_KIND_SPECS) return "specs";
-  if (kind === PayloadKind.PAYLOAD_KIND_PROGRAM) return "program";
-  throw new DecodeError(
-    "header.kind",
-    "wrong-payload-kind",
-    `not a known payload kind (${kind ?? "no header"})`,
-  );
+/** What the JSON form needs of a payload kind: its decoder, and its message's generated code. */
+interface PayloadForm {
+  decode(bytes: Uint8Array, options: DecodeOptions): unknown;
+  message: {
+    decode(bytes: Uint8Array): unknown;
+    encode(message: never): { finish(): Uint8Array };
+    toJSON(message: never): unknown;
+    fromJSON(json: unknown): unknown;
+  };
 }
+
+const FORMS: Readonly<Record<PayloadKindName, PayloadForm>> = {
+  specs: { decode: decodeSpecs, message: SpecsPayload },
+  program: { decode: decodeProgram, message: ProgramPayload },
+  value: { decode: decodeValue, message: ValuePayload },
+};
 
 /**
  * The payload's stable JSON form: the proto3 JSON mapping of its message, with each message's
@@ -44,33 +37,25 @@ export function payloadKindOf(bytes: Uint8Array): "specs" | "program" {
  * fully validated first.
  */
 export function payloadToJson(bytes: Uint8Array, options: DecodeOptions = {}): Json {
-  const kind = payloadKindOf(bytes);
-  if (kind === "specs") {
-    decodeSpecs(bytes, options);
-    const message = SpecsPayload.decode(bytes);
-    return overlayToJson(message, SpecsPayload.toJSON(message)) as Json;
-  }
-  decodeProgram(bytes, options);
-  const message = ProgramPayload.decode(bytes);
-  return overlayToJson(message, ProgramPayload.toJSON(message)) as Json;
+  const form = FORMS[payloadKindOf(bytes)];
+  form.decode(bytes, options);
+  const message = form.message.decode(bytes) as never;
+  return overlayToJson(message, form.message.toJSON(message)) as Json;
 }
 
 /** Writes a payload back from its JSON form; the bytes of payloadToJson's input come back. */
 export function payloadFromJson(json: unknown): Uint8Array {
   const kind = (json as { header?: { kind?: unknown } })?.header?.kind;
-  if (kind === "PAYLOAD_KIND_SPECS") {
-    const message = SpecsPayload.fromJSON(json);
-    overlayFromJson(message, json);
-    return SpecsPayload.encode(message).finish();
+  const enumName = (name: string) => `PAYLOAD_KIND_${name.toUpperCase()}`;
+  const name = (Object.keys(FORMS) as PayloadKindName[]).find((k) => enumName(k) === kind);
+  if (!name) {
+    const kinds = Object.keys(FORMS).map(enumName).join(", ");
+    throw new Error(`header.kind must be one of ${kinds}, got ${JSON.stringify(kind)}`);
   }
-  if (kind === "PAYLOAD_KIND_PROGRAM") {
-    const message = ProgramPayload.fromJSON(json);
-    overlayFromJson(message, json);
-    return ProgramPayload.encode(message).finish();
-  }
-  throw new Error(
-    `header.kind must be PAYLOAD_KIND_SPECS or PAYLOAD_KIND_PROGRAM, got ${JSON.stringify(kind)}`,
-  );
+  const form = FORMS[name];
+  const message = form.message.fromJSON(json);
+  overlayFromJson(message, json);
+  return form.message.encode(message as never).finish();
 }
 
 /** Adds what ts-proto's toJSON leaves out: unknown fields, and unknown enum numbers. */

@@ -1,8 +1,9 @@
-import type { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import type { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
 import type { Entry } from "../gen/ts/colocated/v1/table";
 import type { Program, SharedObject } from "./model/program";
 import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import type { PyTreeDef } from "./model/tree";
+import type { ValueLeaf } from "./model/value-leaf";
 
 /**
  * What a decoded payload held beyond its model, remembered so that encoding the same objects
@@ -29,10 +30,13 @@ export interface PayloadOrigin<M> {
   table: readonly SharedObject[];
 }
 
-interface SpecsSnapshot {
+/** A pytree split into structure and leaves: specs, or a value. */
+interface TreeSnapshot<L> {
   treedef: PyTreeDef;
-  leaves: readonly ShapeDtypeStruct[];
+  leaves: readonly L[];
 }
+
+type SpecsSnapshot = TreeSnapshot<ShapeDtypeStruct>;
 
 interface ProgramSnapshot {
   function: Program["function"];
@@ -41,24 +45,52 @@ interface ProgramSnapshot {
   outputs?: SpecsSnapshot;
 }
 
-const specsOrigins = new WeakMap<
-  PyTreeDef,
-  PayloadOrigin<SpecsPayload> & { leaves: ShapeDtypeStruct[] }
->();
 const programOrigins = new WeakMap<
   Program,
   PayloadOrigin<ProgramPayload> & { was: ProgramSnapshot }
 >();
 
+/** Where the payloads of one pytree kind came from, by their treedef, with the leaves decoded. */
+class TreeOrigins<M, L> {
+  readonly #origins = new WeakMap<PyTreeDef, PayloadOrigin<M> & { leaves: L[] }>();
+
+  remember(tree: TreeSnapshot<L>, origin: PayloadOrigin<M>): void {
+    this.#origins.set(tree.treedef, { ...origin, leaves: [...tree.leaves] });
+  }
+
+  /** The payload of a tree, if its leaves are still exactly those decoded. */
+  of(tree: TreeSnapshot<L>): PayloadOrigin<M> | undefined {
+    const origin = this.#origins.get(tree.treedef);
+    return origin && sameItems(origin.leaves, tree.leaves) ? origin : undefined;
+  }
+}
+
+const specsOrigins = new TreeOrigins<SpecsPayload, ShapeDtypeStruct>();
+const valueOrigins = new TreeOrigins<ValuePayload, ValueLeaf>();
+
 /** Remembers the payload a decoded specs treedef came from. */
 export function rememberSpecs(specs: SpecsSnapshot, origin: PayloadOrigin<SpecsPayload>): void {
-  specsOrigins.set(specs.treedef, { ...origin, leaves: [...specs.leaves] });
+  specsOrigins.remember(specs, origin);
 }
 
 /** The payload these specs were decoded from, if they are still exactly what was decoded. */
 export function specsOrigin(specs: SpecsSnapshot): PayloadOrigin<SpecsPayload> | undefined {
-  const origin = specsOrigins.get(specs.treedef);
-  return origin && sameItems(origin.leaves, specs.leaves) ? origin : undefined;
+  return specsOrigins.of(specs);
+}
+
+/** Remembers the payload a decoded value's treedef came from. */
+export function rememberValue(
+  value: TreeSnapshot<ValueLeaf>,
+  origin: PayloadOrigin<ValuePayload>,
+): void {
+  valueOrigins.remember(value, origin);
+}
+
+/** The payload this value was decoded from, if it is still exactly what was decoded. */
+export function valueOrigin(
+  value: TreeSnapshot<ValueLeaf>,
+): PayloadOrigin<ValuePayload> | undefined {
+  return valueOrigins.of(value);
 }
 
 /** Remembers the payload a decoded program came from. */

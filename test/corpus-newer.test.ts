@@ -1,25 +1,32 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
 import type { Entry } from "../gen/ts/colocated/v1/table";
 import {
   DeviceList,
+  DTypeValue,
   decodeProgram,
   decodeSpecs,
+  decodeValue,
   encodeProgram,
   encodeSpecs,
+  encodeValue,
   FunctionRef,
   Mesh,
   NamedSharding,
   NamedTuple,
   PartitionSpec,
   PickledFunction,
+  PickledValue,
+  PRNGImpl,
   type Program,
   ShapeDtypeStruct,
   SingleDeviceSharding,
   treeFlatten,
   UnknownEntry,
   UnknownFunction,
+  UnknownValueLeaf,
+  type ValueLeaf,
 } from "../src";
 import { range } from "./fixtures";
 
@@ -95,10 +102,30 @@ function programPayload(fn: Program["function"]): Uint8Array {
     encodeProgram({ function: fn, inputs, outputs: inputs, devices }),
   );
   everywhere(message);
-  message.header.minorVersion = 1;
+  message.header.minorVersion = 3;
   message.table.entries.push(...newKinds());
   if (message.function.function?.$case === "pickled") message.function.function.value.refs.push(4);
   return ProgramPayload.encode(message).finish();
+}
+
+/** A value payload (1.2) with new fields everywhere, new entry kinds and a new leaf kind last. */
+function valuePayload(): Uint8Array {
+  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+  const sharding = new NamedSharding(mesh, new PartitionSpec("x"));
+  const tree = [
+    mesh,
+    { s: sharding, d: new DTypeValue("key", { impl: "threefry2x32", keyShape: [2] }) },
+    new PRNGImpl("rbg", [4]),
+    new PickledValue(new Uint8Array([0x80, 5, 0x4e, 0x2e]), [sharding]),
+    new FunctionRef("json", "dumps"),
+  ];
+  const { treedef, leaves } = treeFlatten<ValueLeaf>(tree);
+  const message: Loose = ValuePayload.decode(encodeValue(treedef, leaves));
+  everywhere(message);
+  message.header.minorVersion = 3;
+  message.table.entries.push(...newKinds());
+  message.value.leaves[5] = { leaf: undefined, _unknownFields: bytesField(6, [8, 1]) };
+  return ValuePayload.encode(message).finish();
 }
 
 const PAYLOADS: Record<string, () => Uint8Array> = {
@@ -108,6 +135,7 @@ const PAYLOADS: Record<string, () => Uint8Array> = {
     programPayload(new PickledFunction(new Uint8Array([0x80, 5, 0x4e, 0x2e]), [])),
   "program-new-function-kind": () =>
     programPayload(new UnknownFunction(new Uint8Array([0x1a, 0x02, 0x08, 0x07]))),
+  value: valuePayload,
 };
 
 if (process.env.UPDATE_CORPUS) {
@@ -143,6 +171,20 @@ describe("payloads of a newer minor version go through unchanged", () => {
       expect(encodeProgram(program)).toEqual(bytes);
     },
   );
+
+  test("value: decode then encode gives the same bytes; a new leaf kind is an UnknownValueLeaf", () => {
+    const bytes = read("value");
+    const { treedef, leaves } = decodeValue(bytes);
+    expect(leaves.at(-1)).toBeInstanceOf(UnknownValueLeaf);
+    expect(leaves[2]).toBeInstanceOf(NamedSharding);
+    expect(encodeValue(treedef, leaves)).toEqual(bytes);
+    // A value with a leaf changed is written afresh, the leaf of a new kind still in it.
+    const changed = [...leaves];
+    changed[4] = new FunctionRef("json", "loads");
+    const fresh = encodeValue(treedef, changed);
+    expect(fresh.length).toBeLessThan(bytes.length);
+    expect(decodeValue(fresh).leaves.at(-1)).toEqual(leaves.at(-1));
+  });
 
   test("a new function kind is kept as an UnknownFunction", () => {
     const { function: fn } = decodeProgram(read("program-new-function-kind"));

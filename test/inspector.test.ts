@@ -227,11 +227,12 @@ async function checkPage(view: PayloadView): Promise<void> {
 
   expect(shown.parts.map((part) => part.name)).toEqual(view.parts.map((part) => part.name));
   for (const [i, part] of view.parts.entries()) {
+    // A value's leaf that is no array shows what it is, and no "no sharding".
     expect(shown.parts[i].leaves).toEqual(
       part.leaves.map((leaf) => [
         leaf.path,
-        `${leaf.dtype}[${leaf.shape.join(",")}]`,
-        leaf.sharding === null ? "none" : String(leaf.sharding),
+        "kind" in leaf ? leaf.text : `${leaf.dtype}[${leaf.shape.join(",")}]`,
+        leaf.sharding !== null ? String(leaf.sharding) : "kind" in leaf ? null : "none",
       ]),
     );
     const query = queries[part.name];

@@ -4,6 +4,7 @@ import {
   CustomNode,
   DeviceList,
   DTYPE_NAMES,
+  DTypeValue,
   FunctionRef,
   GSPMDSharding,
   Mesh,
@@ -12,6 +13,8 @@ import {
   PartitionSpec,
   type PartitionSpecEntry,
   PickledFunction,
+  PickledValue,
+  PRNGImpl,
   type Program,
   ShapeDtypeStruct,
   type Sharding,
@@ -21,6 +24,8 @@ import {
   treeFlatten,
   tuple,
   UNCONSTRAINED,
+  type Value,
+  type ValueLeaf,
 } from "../src";
 import { DefaultDict, OrderedDict } from "../src/model/tree-values";
 
@@ -357,8 +362,105 @@ export const specsModel = fc.gen().map((g) => drawModel(g, false));
 /** Random program models. */
 export const programModel = fc.gen().map((g) => drawModel(g, true));
 
+/**
+ * A value leaf (colocated.v1.2) over a model's objects. TypeScript only: Python builds no
+ * value models yet, so these are not part of the cross-language properties.
+ */
+export type ValueLeafDesc =
+  | { ref: RefDesc }
+  | { dtype: string; keyType?: { impl: string; keyShape: number[] } }
+  | { prng: { name: string; keyShape: number[] } }
+  | { byName: [string, string] }
+  | { pickled: { pickle: number[]; refs: RefDesc[] } };
+
+/** A model whose tree's leaf i is `values[i]` in a value, in place of the model's leaf i. */
+export interface ValueModelDesc extends ModelDesc {
+  values: ValueLeafDesc[];
+}
+
+const KEY_IMPLS = [
+  { impl: "threefry2x32", keyShape: [2] },
+  { impl: "rbg", keyShape: [4] },
+  { impl: "unsafe_rbg", keyShape: [4] },
+];
+
+function drawRef(g: Draw, model: ModelDesc): RefDesc {
+  const kind = int(g, 0, 3);
+  if (kind === 1 && model.meshes.length) return { mesh: int(g, 0, model.meshes.length - 1) };
+  if (kind === 2 && model.shardings.length)
+    return { sharding: int(g, 0, model.shardings.length - 1) };
+  if (kind === 3) return { leaf: int(g, 0, model.leaves.length - 1) };
+  return { list: int(g, 0, model.lists.length - 1) };
+}
+
+function drawValueLeaf(g: Draw, model: ModelDesc): ValueLeafDesc {
+  switch (int(g, 0, 5)) {
+    case 0:
+      return {
+        dtype: pick(
+          g,
+          DTYPE_NAMES.filter((d) => d !== "key"),
+        ),
+      };
+    case 1:
+      return { dtype: "key", keyType: pick(g, KEY_IMPLS) };
+    case 2: {
+      const { impl, keyShape } = pick(g, KEY_IMPLS);
+      return { prng: { name: impl, keyShape } };
+    }
+    case 3:
+      return { byName: pick(g, FUNCTIONS) };
+    case 4: {
+      const pickle = Array.from({ length: int(g, 0, 8) }, () => int(g, 0, 255));
+      const refs = Array.from({ length: int(g, 0, 3) }, () => drawRef(g, model));
+      return { pickled: { pickle, refs } };
+    }
+    default:
+      return { ref: drawRef(g, model) };
+  }
+}
+
+/** Random value models: table objects (half of the leaves) among dtypes, PRNG impls, functions, pickles. */
+export const valueModel = fc.gen().map((g): ValueModelDesc => {
+  const model = drawModel(g, false);
+  return { ...model, values: model.leaves.map(() => drawValueLeaf(g, model)) };
+});
+
+/** The TypeScript value a value model stands for. */
+export function buildValue(desc: ValueModelDesc): Value {
+  const { objects, tree } = parts(desc);
+  const leaf = (v: ValueLeafDesc): ValueLeaf => {
+    if ("ref" in v) return objects(v.ref);
+    if ("dtype" in v) return new DTypeValue(v.dtype as ShapeDtypeStruct["dtype"], v.keyType);
+    if ("prng" in v) return new PRNGImpl(v.prng.name, v.prng.keyShape);
+    if ("byName" in v) return new FunctionRef(...v.byName);
+    return new PickledValue(new Uint8Array(v.pickled.pickle), v.pickled.refs.map(objects));
+  };
+  const values = desc.values.map(leaf);
+  return treeFlatten<ValueLeaf>(tree(desc.tree, (i) => values[i]));
+}
+
 /** The TypeScript model a description stands for, each described object built once. */
 export function build(desc: ModelDesc): { specs: Specs; program?: Program } {
+  const { objects, tree, leaves, lists } = parts(desc);
+  const specs = treeFlatten<ShapeDtypeStruct>(tree(desc.tree, (i) => leaves[i]));
+  if (!desc.program) return { specs };
+  const { function: fn, devices, outputs } = desc.program;
+  const program: Program = {
+    function:
+      "byName" in fn
+        ? new FunctionRef(...fn.byName)
+        : new PickledFunction(new Uint8Array(fn.pickled.pickle), fn.pickled.refs.map(objects)),
+    inputs: specs,
+    outputs:
+      outputs === null ? undefined : treeFlatten<ShapeDtypeStruct>(tree(outputs, (i) => leaves[i])),
+    devices: lists[devices],
+  };
+  return { specs, program };
+}
+
+/** A description's objects, each built once, and its trees over any leaves. */
+function parts(desc: ModelDesc) {
   const lists = desc.lists.map((ids) => new DeviceList(ids));
   const meshes = desc.meshes.map((m) => new Mesh(lists[m.list], m.sizes, m.names, m.types));
   const shardings: Sharding[] = desc.shardings.map((s) => {
@@ -384,37 +486,35 @@ export function build(desc: ModelDesc): { specs: Specs; program?: Program } {
         },
       ),
   );
-  const tree = (t: TreeDesc): unknown => {
-    if ("leaf" in t) return leaves[t.leaf];
+  const tree = (t: TreeDesc, leaf: (i: number) => unknown): unknown => {
+    const sub = (child: TreeDesc) => tree(child, leaf);
+    if ("leaf" in t) return leaf(t.leaf);
     if ("none" in t) return null;
-    if ("tuple" in t) return tuple(...t.tuple.map(tree));
-    if ("list" in t) return t.list.map(tree);
-    if ("dict" in t) return Object.fromEntries(t.dict.map(([k, v]) => [k, tree(v)]));
-    if ("intDict" in t) return new Map(t.intDict.map(([k, v]) => [k, tree(v)]));
+    if ("tuple" in t) return tuple(...t.tuple.map(sub));
+    if ("list" in t) return t.list.map(sub);
+    if ("dict" in t) return Object.fromEntries(t.dict.map(([k, v]) => [k, sub(v)]));
+    if ("intDict" in t) return new Map(t.intDict.map(([k, v]) => [k, sub(v)]));
     if ("ordered" in t) {
       return new OrderedDict(
-        t.ordered.map(([k, v]) => [typeof k === "number" ? BigInt(k) : k, tree(v)]),
+        t.ordered.map(([k, v]) => [typeof k === "number" ? BigInt(k) : k, sub(v)]),
       );
     }
     if ("defaultDict" in t) {
       const { factory, entries } = t.defaultDict;
       return new DefaultDict(
         factory,
-        entries.map(([k, v]) => [k, tree(v)]),
+        entries.map(([k, v]) => [k, sub(v)]),
       );
     }
     if ("namedtuple" in t) {
       const { type, values } = t.namedtuple;
-      return new NamedTuple(`${MODULE}.${type}`, NAMEDTUPLES[type], values.map(tree));
+      return new NamedTuple(`${MODULE}.${type}`, NAMEDTUPLES[type], values.map(sub));
     }
     const { tag, a, b } = t.custom;
     const data = new TextEncoder().encode(`j${JSON.stringify([tag])}`);
-    return new CustomNode(`${MODULE}.Pair`, data, [tree(a), tree(b)]);
+    return new CustomNode(`${MODULE}.Pair`, data, [sub(a), sub(b)]);
   };
-  const specs = treeFlatten<ShapeDtypeStruct>(tree(desc.tree));
-  if (!desc.program) return { specs };
-  const { function: fn, devices, outputs } = desc.program;
-  const ref = (r: RefDesc): SharedObject =>
+  const objects = (r: RefDesc): SharedObject =>
     "list" in r
       ? lists[r.list]
       : "mesh" in r
@@ -422,16 +522,7 @@ export function build(desc: ModelDesc): { specs: Specs; program?: Program } {
         : "sharding" in r
           ? shardings[r.sharding]
           : leaves[r.leaf];
-  const program: Program = {
-    function:
-      "byName" in fn
-        ? new FunctionRef(...fn.byName)
-        : new PickledFunction(new Uint8Array(fn.pickled.pickle), fn.pickled.refs.map(ref)),
-    inputs: specs,
-    outputs: outputs === null ? undefined : treeFlatten<ShapeDtypeStruct>(tree(outputs)),
-    devices: lists[devices],
-  };
-  return { specs, program };
+  return { objects, tree, leaves, lists };
 }
 
 function entry(e: EntryDesc): PartitionSpecEntry {

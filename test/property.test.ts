@@ -3,21 +3,26 @@ import {
   DeviceList,
   decodeProgram,
   decodeSpecs,
+  decodeValue,
   encodeProgram,
   encodeSpecs,
+  encodeValue,
   GSPMDSharding,
   Mesh,
   NamedSharding,
   PickledFunction,
+  PickledValue,
   type Program,
   ShapeDtypeStruct,
   type SharedObject,
 } from "../src";
-import { build, programModel, specsModel } from "./property-models";
+import { ValueObject } from "../src/model/value-key";
+import { build, buildValue, programModel, specsModel, valueModel } from "./property-models";
 
 // Fixed seeds: the same few hundred models on every run.
 const SPECS = { seed: 20_240_601, numRuns: 300 };
 const PROGRAMS = { seed: 20_240_602, numRuns: 150 };
+const VALUES = { seed: 20_240_605, numRuns: 150 };
 
 /** Every shared object a decoded model reaches, by kind. */
 function reachable(roots: readonly SharedObject[]): Map<string, SharedObject[]> {
@@ -107,6 +112,35 @@ describe("properties over random models", () => {
         expect(roots(back).some((o) => o instanceof DeviceList)).toBe(true);
       }),
       PROGRAMS,
+    );
+  });
+
+  test("values: both properties, each leaf equal to its model's, one object per value", () => {
+    fc.assert(
+      fc.property(valueModel, (desc) => {
+        const value = buildValue(desc);
+        const bytes = encodeValue(value.treedef, value.leaves);
+        const back = decodeValue(bytes);
+        expect(encodeValue(back.treedef, back.leaves)).toEqual(bytes);
+        expect(back.treedef.equals(value.treedef)).toBe(true);
+        const shared: SharedObject[] = [];
+        back.leaves.forEach((leaf, i) => {
+          const was = value.leaves[i];
+          if (was instanceof ValueObject) {
+            expect(was.equals(leaf)).toBe(true);
+            shared.push(leaf as SharedObject);
+          } else if (was instanceof PickledValue) {
+            const { pickle, refs } = leaf as PickledValue;
+            expect(pickle).toEqual(was.pickle);
+            expect(refs.every((r, j) => r.equals(was.refs[j]))).toBe(true);
+            shared.push(...refs);
+          } else {
+            expect(leaf).toEqual(was);
+          }
+        });
+        expectSharing(shared);
+      }),
+      VALUES,
     );
   });
 });

@@ -1,4 +1,7 @@
-import { DTypeSchema } from "../gen/es/colocated/v1/table_pb";
+import type { DescEnum, DescMessage } from "@bufbuild/protobuf";
+import { file_colocated_v1_payload } from "../gen/es/colocated/v1/payload_pb";
+import { DTypeSchema, file_colocated_v1_table } from "../gen/es/colocated/v1/table_pb";
+import { file_colocated_v1_tree } from "../gen/es/colocated/v1/tree_pb";
 import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import {
   decodeSpecs,
@@ -10,7 +13,7 @@ import {
 } from "../src";
 import { canonicalizePayload } from "../src/canonicalize";
 import { describeLeaf } from "../src/inspector/describe-leaf";
-import { valueSince } from "../src/schema-version";
+import { fieldSince, valueSince } from "../src/schema-version";
 
 const encode = (leaves: ShapeDtypeStruct[], targetMinorVersion?: number) => {
   const { treedef } = treeFlatten<ShapeDtypeStruct>(leaves);
@@ -31,8 +34,24 @@ function encodeError(run: () => unknown): EncodeError {
 
 describe("colocated.v1.1", () => {
   test("the newest since the schema declares is the version this library writes", () => {
-    const sinces = DTypeSchema.values.map((v) => valueSince(DTypeSchema, v.number));
+    // Every enum value and every field of the payload's files, nested ones included.
+    const sinces: number[] = [];
+    const visit = (message: DescMessage): void => {
+      sinces.push(...message.fields.map(fieldSince));
+      message.nestedEnums.forEach(visitEnum);
+      message.nestedMessages.forEach(visit);
+    };
+    const visitEnum = (e: DescEnum) => sinces.push(...e.values.map((v) => valueSince(e, v.number)));
+    for (const file of [
+      file_colocated_v1_payload,
+      file_colocated_v1_table,
+      file_colocated_v1_tree,
+    ]) {
+      file.enums.forEach(visitEnum);
+      file.messages.forEach(visit);
+    }
     expect(Math.max(...sinces)).toBe(SCHEMA_MINOR_VERSION);
+    expect(Math.max(...DTypeSchema.values.map((v) => valueSince(DTypeSchema, v.number)))).toBe(1);
   });
 
   test("a 1.1 dtype at target 1.0 is an EncodeError naming the version", () => {
@@ -49,7 +68,8 @@ describe("colocated.v1.1", () => {
     const leaves = [new ShapeDtypeStruct([2, 3], "bfloat16")];
     const old = encode(leaves, 0);
     const current = SpecsPayload.decode(encode(leaves));
-    expect(current.header?.minorVersion).toBe(1);
+    expect(current.header?.minorVersion).toBe(SCHEMA_MINOR_VERSION);
+    expect(SpecsPayload.decode(encode(leaves, 1)).header?.minorVersion).toBe(1);
     current.header = { ...current.header!, minorVersion: 0 };
     expect(SpecsPayload.encode(current).finish()).toEqual(old);
     expect(canonicalizePayload(old)).toEqual(old);

@@ -3,21 +3,25 @@ import {
   AxisType,
   DeviceList,
   DTYPE_NAMES,
+  DTypeValue,
   type EncodeOptions,
   encodeProgram,
   encodeSpecs,
+  encodeValue,
   FunctionRef,
   GSPMDSharding,
   Mesh,
   NamedSharding,
   NamedTuple,
   PartitionSpec as P,
+  PRNGImpl,
   type Program,
   ShapeDtypeStruct,
   SingleDeviceSharding,
   treeFlatten,
   tuple,
   UNCONSTRAINED,
+  type ValueLeaf,
 } from "../src";
 import { dtypeSince } from "../src/entries/array-spec";
 import { exampleProgram } from "../src/example";
@@ -45,6 +49,15 @@ function specs(tree: unknown, options: EncodeOptions = V1_0): Uint8Array {
   return encodeSpecs(treedef, leaves, options);
 }
 
+/** The 1.1 cases are written for a 1.1 reader. */
+const V1_1 = { targetMinorVersion: 1 };
+
+/** A value payload (colocated.v1.2) of any pytree, at the default target, 1.2. */
+function value(tree: unknown): Uint8Array {
+  const { treedef, leaves } = treeFlatten<ValueLeaf>(tree);
+  return encodeValue(treedef, leaves);
+}
+
 /** arange(16).reshape(2, 2, 4).transpose(2, 0, 1): a 4x2x2 mesh whose device order is transposed. */
 function mesh3dTransposed(): Mesh {
   const ids = [];
@@ -59,6 +72,43 @@ function mesh3dTransposed(): Mesh {
 }
 
 const mesh2x4 = () => new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+
+/**
+ * The value cases (colocated.v1.2), as the trees they encode; test/value.test.ts decodes each
+ * back to its tree.
+ */
+export const VALUE_TREES: Record<string, () => unknown> = {
+  // A Mesh on its own, as JAX's colocated serialization is handed one.
+  value_mesh_1_2: () => mesh2x4(),
+  // A list of shardings: the mesh and its devices are written once, and the third sharding (a
+  // fresh object equal to the first) is the first's entry.
+  value_shardings_1_2: () => {
+    const mesh = mesh2x4();
+    return [
+      new NamedSharding(mesh, new P("x")),
+      new NamedSharding(mesh, new P("y")),
+      new NamedSharding(mesh, new P("x")),
+      new SingleDeviceSharding(0, { memoryKind: "pinned_host" }),
+    ];
+  },
+  // Dtypes (a key dtype with its key type), a PRNG impl, a key array's spec, and a device
+  // list under a dict.
+  value_dtypes_1_2: () => {
+    const fry = { impl: "threefry2x32", keyShape: [2] };
+    const sharding = new NamedSharding(mesh2x4(), new P("x"));
+    return tuple(
+      new DTypeValue("float32"),
+      new DTypeValue("bfloat16"),
+      new DTypeValue("key", fry),
+      new PRNGImpl("threefry2x32", [2]),
+      new ShapeDtypeStruct([4], "key", sharding, { keyType: fry }),
+      { a: new DeviceList([3, 1]), b: null },
+    );
+  },
+  // JAX's function-and-specialization tuple before its specs are known.
+  value_function_1_2: () =>
+    tuple(new FunctionRef("vector_cases", "add_one"), null, null, null, null, null),
+};
 
 export const VECTOR_CASES: VectorCase[] = [
   {
@@ -124,7 +174,7 @@ export const VECTOR_CASES: VectorCase[] = [
         DTYPE_NAMES.filter((dtype) => dtypeSince(dtype) === 1 && dtype !== "key").map(
           (dtype) => new ShapeDtypeStruct([2, 3], dtype),
         ),
-        {},
+        V1_1,
       ),
   },
   {
@@ -142,7 +192,7 @@ export const VECTOR_CASES: VectorCase[] = [
           sharded: key([8], "threefry2x32", [2], new NamedSharding(mesh2x4(), new P("x"))),
           float: f32([2]),
         },
-        {},
+        V1_1,
       );
     },
   },
@@ -205,7 +255,7 @@ export const VECTOR_CASES: VectorCase[] = [
           empty: new DefaultDict("builtins.list", []),
           strs: { a: leaf(15), 1: leaf(16) },
         },
-        {},
+        V1_1,
       );
     },
   },
@@ -247,7 +297,7 @@ export const VECTOR_CASES: VectorCase[] = [
           ]),
           same: new Map<unknown, unknown>([[[1, "a"], leaf(18)]]),
         },
-        {},
+        V1_1,
       );
     },
   },
@@ -271,7 +321,7 @@ export const VECTOR_CASES: VectorCase[] = [
           mu: [layer(), layer(), { attn: f32([2]) }],
           step: tuple(f32([]), f32([]), f32([])),
         },
-        {},
+        V1_1,
       );
     },
   },
@@ -293,7 +343,7 @@ export const VECTOR_CASES: VectorCase[] = [
           é_unicode: f32([6]),
           ünicode: [f32([7]), f32([7])],
         },
-        {},
+        V1_1,
       ),
   },
   {
@@ -379,9 +429,9 @@ export const VECTOR_CASES: VectorCase[] = [
   {
     name: "newer_minor_version",
     bytes: () => {
-      // What a minor version 2 peer might write: new fields at every level and a new entry kind.
+      // What a minor version 3 peer might write: new fields at every level and a new entry kind.
       const message = SpecsPayload.decode(VECTOR_CASES[2].bytes());
-      message.header!.minorVersion = 2;
+      message.header!.minorVersion = 3;
       message._unknownFields = { [20 * 8 + 2]: [new Uint8Array([3, 1, 2, 3])] };
       message.header!._unknownFields = { [9 * 8]: [new Uint8Array([1])] };
       message.specs!.treedef!._unknownFields = { [12 * 8 + 2]: [new Uint8Array([2, 104, 105])] };
@@ -395,4 +445,5 @@ export const VECTOR_CASES: VectorCase[] = [
       return SpecsPayload.encode(message).finish();
     },
   },
+  ...Object.entries(VALUE_TREES).map(([name, tree]) => ({ name, bytes: () => value(tree()) })),
 ];

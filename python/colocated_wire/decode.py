@@ -4,14 +4,15 @@ Nothing is lifted before everything is checked: the table entry by entry,
 then the payload's parts in field order. Lifting then builds JAX objects
 from checked messages and the facts their checks returned. The public
 functions mirror `_deserialize_specs` of
-jax/experimental/colocated_python/serialization.py and what colocated Python
-ships through IFRT's CustomCallProgram.
+jax/experimental/colocated_python/serialization.py, what colocated Python
+ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
+(a value, colocated.v1.2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 from google.protobuf.message import Message
@@ -23,7 +24,7 @@ from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
-from colocated_wire.payload import function, specs
+from colocated_wire.payload import function, specs, value
 from colocated_wire.payload.header import parse_payload
 from colocated_wire.provenance import Origin, remember
 from colocated_wire.table.check_table import CheckContext, check_table
@@ -121,6 +122,38 @@ def deserialize_program(
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
         in_leaves = remember(in_leaves, Origin(msg, objects, returned))
     return Program(fun, in_treedef, in_leaves, out_treedef, out_leaves, devices)
+
+
+def deserialize_value(
+    data: bytes,
+    *,
+    allow_pickle: bool = False,
+    allowed_modules: Collection[str] | None = None,
+    allowed_functions: Collection[str] | None = None,
+    limits: DecodeLimits | None = None,
+    max_minor_version: int | None = None,
+) -> Any:
+    """The value of ValuePayload bytes (colocated.v1.2), each shared object one instance.
+
+    What arrived pickled (a leaf, or what its tree holds) is unpickled only if
+    `allow_pickle`; otherwise it is a PickleNotAllowedError (a LiftError). A
+    function by name resolves only if `allowed_modules` names its module or
+    `allowed_functions` its qualified name (FunctionNotAllowedError otherwise).
+    A value payload needs 1.2: its header, and a reader agreed on an older
+    version, refuse it (payload/header.py).
+    """
+    limits = limits or DEFAULT_LIMITS
+    msg, _ = parse_payload(
+        data, payload_pb2.ValuePayload, payload_pb2.PAYLOAD_KIND_VALUE, limits, max_minor_version
+    )
+    minor = msg.header.minor_version
+    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
+    ctx = CheckContext(refs.table_size, "value", refs, limits, minor)
+    shape = value.check(_part(msg, "value"), ctx)
+
+    objects = lift_table(refs)
+    lift_ctx = LiftContext(objects, shape)
+    return value.lift(msg.value, lift_ctx, allow_pickle, allowed_modules, allowed_functions, minor)
 
 
 def _lift_specs(

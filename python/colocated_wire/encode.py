@@ -1,8 +1,9 @@
 """Encoding: JAX objects -> lowered into one table and the payload's parts -> canonical bytes.
 
 The public functions mirror `_serialize_specs` of
-jax/experimental/colocated_python/serialization.py and what colocated Python
-ships through IFRT's CustomCallProgram (fun, in specs, out specs, devices).
+jax/experimental/colocated_python/serialization.py, what colocated Python
+ships through IFRT's CustomCallProgram (fun, in specs, out specs, devices),
+and `_serialize` of anything else (a value, colocated.v1.2).
 Writing always uses `SerializeToString(deterministic=True)`: the Python
 runtime writes known fields in field-number order and repeated scalars
 packed, which with the lowering's canonical choices gives canonical bytes.
@@ -13,6 +14,7 @@ version with all it held (provenance.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 from jax import tree_util
@@ -21,11 +23,11 @@ from jax._src.lib import xla_client as xc
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import EncodeError
-from colocated_wire.payload import function, specs
+from colocated_wire.payload import function, specs, value
 from colocated_wire.payload.header import header
 from colocated_wire.provenance import Origin, carry, kept_indices, origin_of, seeded_table
-from colocated_wire.schema_version import check_target, header_minor_version
-from colocated_wire.table.lower_table import LowerContext
+from colocated_wire.schema_version import check_target, header_minor_version, refuse_newer
+from colocated_wire.table.lower_table import LowerContext, TableBuilder
 
 
 def serialize_specs(
@@ -118,6 +120,34 @@ def _serialize_program(
     msg.table.CopyFrom(builder.table)
     msg.table.SetInParent()
     return carry(origin, msg, builder).SerializeToString(deterministic=True)
+
+
+def serialize_value(
+    obj: Any,
+    *,
+    allow_pickle: bool = False,
+    target_minor_version: int | None = None,
+) -> bytes:
+    """Canonical ValuePayload bytes (colocated.v1.2) for anything else JAX's colocated Python
+    serializes (a Mesh, shardings, dtypes, a function, ...), so that each shared object is
+    written once and nothing is pickled that has a form of its own. For a reader of
+    `target_minor_version` (default: the latest; before 1.2, an EncodeError). What has no
+    form but a pickle is pickled only if `allow_pickle`."""
+    with allow_pickles(allow_pickle):
+        return _serialize_value(obj, target_minor_version)
+
+
+def _serialize_value(obj: Any, target_minor_version: int | None) -> bytes:
+    target = check_target(target_minor_version)
+    refuse_newer("header.kind", "a value payload", value.VALUE_SINCE, target)
+    builder = TableBuilder(target)
+    message, carried = value.lower(obj, LowerContext(builder))
+    minor = header_minor_version(target_minor_version, carried)
+    payload = payload_pb2.ValuePayload(
+        header=header(payload_pb2.PAYLOAD_KIND_VALUE, minor), table=builder.table, value=message
+    )
+    payload.table.SetInParent()  # a value without table objects has an empty table
+    return payload.SerializeToString(deterministic=True)
 
 
 def _carried(origin: Origin | None) -> int:

@@ -68,8 +68,21 @@ class EncodeError(ValueError):
         return EncodeError(self.detail, prefix + below)
 
 
+class EncodeTypeError(EncodeError, TypeError):
+    """A value that cannot be written because it does not pickle (JAX raises TypeError)."""
+
+    def under(self, prefix: str) -> EncodeTypeError:
+        """The same error, a TypeError still, at `prefix` followed by its own path."""
+        moved = super().under(prefix)
+        return EncodeTypeError(moved.detail, moved.path)
+
+
 class LiftError(LookupError):
     """A valid payload names something this process does not have."""
+
+
+class PickleNotAllowedError(LiftError):
+    """A payload holds a pickle, and the reader did not pass allow_pickle=True."""
 
 
 class FunctionNotAvailableError(RuntimeError):

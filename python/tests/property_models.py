@@ -3,7 +3,8 @@
 The description format is test/property-models.ts's: shared objects by kind
 (device lists, meshes, shardings, leaves) and a tree, or a program, over the
 leaves. `build_specs` and `build_program` make the JAX model a description
-stands for, each described object once. Run as a script on a file of
+stands for, each described object once; `build_value` a value (1.2) over
+those objects and a few dtypes, an impl and a function. Run as a script on a file of
 descriptions and TypeScript's bytes for them, it checks that Python writes
 the same bytes (test/property-cross-language.test.ts runs it).
 """
@@ -151,6 +152,19 @@ def build_specs(desc: dict, tree: dict | None = None, objects=None):
     objects = objects or build_objects(desc)
     leaves, treedef = jax.tree_util.tree_flatten(_tree(tree or desc["tree"], objects["leaf"]))
     return treedef, leaves
+
+
+def value_leaves(objects: dict[str, list]) -> list:
+    """What a value's leaves are drawn from: every shared object of a description, and a
+    dtype, a key dtype, a PRNG impl and a function by name (the value forms of 1.2)."""
+    rbg = prng.prngs["rbg"]
+    others = [jax.numpy.dtype("bfloat16"), prng.KeyTy(rbg), rbg, step]
+    return [*objects["list"], *objects["mesh"], *objects["sharding"], *objects["leaf"], *others]
+
+
+def build_value(desc: dict, tree: dict) -> Any:
+    """A value: `tree` over value_leaves of the description's objects."""
+    return _tree(tree, value_leaves(build_objects(desc)))
 
 
 def build_program(desc: dict) -> tuple:

@@ -155,7 +155,8 @@ def specs_payload(sharding, shape: tuple[int, ...]) -> str:
         except ValueError:
             continue
     _, treedef = jax.tree_util.tree_flatten(leaf)
-    return base64.b64encode(serialize_specs(treedef, [leaf])).decode()
+    # For a 1.1 reader: all a sharding needs, and the file stays as it is when 1.x grows.
+    return base64.b64encode(serialize_specs(treedef, [leaf], target_minor_version=1)).decode()
 
 
 def vectors(devices) -> dict:

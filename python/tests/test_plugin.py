@@ -22,7 +22,7 @@ import pytest
 from jax.experimental import colocated_python as cp
 from jax.experimental.colocated_python import func, serialization
 from jax.sharding import NamedSharding, PartitionSpec
-from jax_limits import CPU_ROUND_TRIP, PRNG_KEYS, skip_if
+from jax_limits import CPU_DEVICE_ERRORS, CPU_ROUND_TRIP, PRNG_KEYS, skip_if
 
 from colocated_wire import (
     EncodeError,
@@ -34,6 +34,7 @@ from colocated_wire import (
     serialize_program,
 )
 from colocated_wire._gen.colocated.v1 import payload_pb2
+from colocated_wire.functions import ANY_MODULE
 from colocated_wire.plugin import PickleNotAllowedError, PluginLiftError
 
 _NAMES = ("_serialize", "_deserialize", "_serialize_specs", "_deserialize_specs")
@@ -61,7 +62,7 @@ class Payloads:
         if self.backend == "colocated_wire":
             # The plugin trusts pickles here (its trees may hold some, test_plugin_pytrees.py).
             for data in self.programs:
-                program = deserialize_program(data, allow_pickle=True, allowed_modules={__name__})
+                program = deserialize_program(data, allow_pickle=True, allowed_modules=ANY_MODULE)
                 assert isinstance(program, Program)
             for data in self.carriers:
                 deserialize_specs(data, allow_pickle=True)
@@ -466,13 +467,15 @@ def test_a_device_this_process_lacks_is_a_value_error(devices):
     ids.ClearField("ids")
     ids.plain.ids.append(len(devices) + 4000)
     data = msg.SerializeToString()
-    with pytest.raises(ValueError, match="Invalid device ID") as jax_says:
-        serialization._lookup_cpu_device({}, len(devices) + 4000)
+    if CPU_DEVICE_ERRORS is None:  # JAX's own error for it is a ValueError
+        with pytest.raises(ValueError, match="Invalid device ID") as jax_says:
+            serialization._lookup_cpu_device({}, len(devices) + 4000)
+        assert type(jax_says.value) is ValueError
     with plugin.installed():
         with pytest.raises(ValueError) as caught:
             serialization._deserialize(data)  # func imports it too from JAX 0.8
     assert isinstance(caught.value, PluginLiftError) and isinstance(caught.value, LiftError)
-    assert type(jax_says.value) is ValueError and str(len(devices) + 4000) in str(caught.value)
+    assert str(len(devices) + 4000) in str(caught.value)
 
 
 def test_install_twice_and_uninstall_twice_are_harmless():
@@ -506,11 +509,11 @@ def test_allow_pickle_is_restored_after_a_nested_block(x):
         _assert_same(cp.colocated_python(add_one)(x), x + 1)
 
 
-@pytest.mark.parametrize("version", ["0.4.38", "0.11.0", "1.0.0", "dev"])
+@pytest.mark.parametrize("version", ["0.4.37", "0.11.0", "1.0.0", "dev"])
 def test_a_jax_outside_the_supported_range_is_refused_by_name(monkeypatch, version):
     monkeypatch.setattr(jax, "__version__", version)
     with pytest.raises(
-        RuntimeError, match=rf"supports jax >=0\.5,<0\.11, and this is jax {version}"
+        RuntimeError, match=rf"supports jax >=0\.4\.38,<0\.11, and this is jax {version}"
     ):
         plugin.install()
     assert not plugin.is_installed() and func._serialize is serialization._serialize
@@ -524,4 +527,4 @@ def test_the_carrier_is_the_one_jax_expects(devices):
     with plugin.installed():
         carrier = func._serialize_specs(treedef, leaves, ds)
         assert func._deserialize_specs(carrier) == (treedef, leaves)
-    assert _spec(carrier) == spec
+    assert jax.tree.map(_spec, carrier) == spec  # JAX 0.4.38's is a pair of arrays

@@ -2,7 +2,9 @@
 
 - deserialize(serialize(x)) equals x, and holds one object per value: two
   decoded objects are the same object exactly when they are equal;
-- serialize(deserialize(b)) is b for every canonical b.
+- serialize(deserialize(b)) is b for every canonical b;
+- the same for values (1.2), trees over the shared objects, dtypes, an impl
+  and a function by name.
 The models are those JAX accepts (test/property-models.ts says which);
 test/property-cross-language.test.ts checks that TypeScript writes the same
 bytes for the same models.
@@ -12,16 +14,20 @@ import jax
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jax._src.random import prng
 from jax.sharding import NamedSharding
-from property_models import build_program, build_specs
+from property_models import build_program, build_specs, build_value
 
 from colocated_wire import (
     UnloadedFunction,
     deserialize_program,
     deserialize_specs,
+    deserialize_value,
     serialize_program,
     serialize_specs,
+    serialize_value,
 )
+from colocated_wire.entries import codec_of
 
 # Derandomized: the same models on every run.
 SETTINGS = settings(
@@ -275,3 +281,28 @@ def test_programs_come_back(devices, desc):
     refs = prog.fun.shared if isinstance(prog.fun, UnloadedFunction) else ()
     leaves = list(prog.in_leaves) + list(prog.out_leaves or ())
     assert_one_object_per_value(shared_objects(prog.devices, *refs, *leaves))
+
+
+@st.composite
+def values(draw):
+    """A description and a value's tree over its objects and the other value leaves."""
+    desc = draw(models())
+    count = sum(len(desc[k]) for k in ("lists", "meshes", "shardings", "leaves")) + 4
+    return desc, draw(tree(count))
+
+
+def _flat(value):
+    return jax.tree_util.tree_flatten(value, is_leaf=lambda o: isinstance(o, prng.PRNGImpl))
+
+
+@SETTINGS
+@given(values())
+def test_values_come_back_equal_with_one_object_per_value(devices, desc_tree):
+    value = build_value(*desc_tree)
+    data = serialize_value(value)
+    back = deserialize_value(data, allowed_modules={"property_models"})
+    (leaves, treedef), (got, got_treedef) = _flat(value), _flat(back)
+    assert got_treedef == treedef
+    assert [type(g) for g in got] == [type(w) for w in leaves] and got == leaves
+    assert serialize_value(back) == data
+    assert_one_object_per_value(shared_objects(*(g for g in got if codec_of(g) is not None)))

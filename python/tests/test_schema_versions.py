@@ -1,4 +1,5 @@
-"""Schema minor versions: what 1.1 adds is written only for a 1.1 reader and read only from 1.1.
+"""Schema minor versions: what 1.1 adds is written only for a 1.1 reader and read only from 1.1
+(and 1.2's value payloads only for and from 1.2: test_values.py).
 
 The schema declares which minor version introduced each construct (version.proto's
 `since` and `field_since`); src/schema-version.ts and colocated_wire/schema_version.py
@@ -24,6 +25,7 @@ from colocated_wire import (
 )
 from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2, tree_pb2
 from colocated_wire.entries.array_spec import DTYPE_NAMES, DTYPE_SINCE, DTYPES, KEY_TYPE_SINCE
+from colocated_wire.schema_version import enum_since
 
 IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
 
@@ -49,7 +51,12 @@ def test_the_schema_says_what_1_1_added():
     assert len(new) == 7
     assert set(DTYPE_SINCE.values()) == {0, 1} and KEY_TYPE_SINCE == 1
     assert set(DTYPES) == set(table_pb2.DType.values()) - {table_pb2.D_TYPE_UNSPECIFIED}
-    assert SCHEMA_MINOR_VERSION == 1
+
+
+def test_the_schema_says_what_1_2_added():
+    kinds = enum_since(payload_pb2.PayloadKind.DESCRIPTOR)
+    assert {k: v for k, v in kinds.items() if v} == {payload_pb2.PAYLOAD_KIND_VALUE: 2}
+    assert SCHEMA_MINOR_VERSION == 2
 
 
 @pytest.mark.parametrize("dtype", NEW_DTYPES, ids=str)
@@ -66,17 +73,20 @@ def test_a_1_0_target_refuses_each_new_dtype(dtype):
 
 @pytest.mark.parametrize("dtype", NEW_DTYPES, ids=str)
 def test_each_new_dtype_round_trips_for_a_1_1_reader(dtype):
-    for target in (None, 1):
+    for target, header in ((None, SCHEMA_MINOR_VERSION), (1, 1)):
         data = serialize_specs(*_one(dtype, (3, 2)), target_minor_version=target)
-        assert payload_pb2.SpecsPayload.FromString(data).header.minor_version == 1
+        assert payload_pb2.SpecsPayload.FromString(data).header.minor_version == header
         _, (leaf,) = deserialize_specs(data)
         assert leaf == jax.ShapeDtypeStruct((3, 2), dtype)
-        assert deserialize_specs(data, max_minor_version=1)[1] == (leaf,)
+        assert deserialize_specs(data, max_minor_version=header)[1] == (leaf,)
+    newer = f"minor version {SCHEMA_MINOR_VERSION} is newer than the agreed 1"
+    with pytest.raises(DecodeError, match=newer):
+        deserialize_specs(serialize_specs(*_one(dtype)), max_minor_version=1)
 
 
 @pytest.mark.parametrize("dtype", NEW_DTYPES, ids=str)
 def test_a_1_1_payload_is_refused_by_a_1_0_reader_naming_1_1(dtype):
-    data = serialize_specs(*_one(dtype))
+    data = serialize_specs(*_one(dtype), target_minor_version=1)
     with pytest.raises(DecodeError) as info:
         deserialize_specs(data, max_minor_version=0)
     assert (info.value.path, info.value.code) == ("header.minor_version", "unsupported-version")
@@ -130,30 +140,31 @@ def test_a_1_0_target_writes_the_bytes_of_1_0(devices):
     old = serialize_specs(treedef, leaves, target_minor_version=0)
     assert old == _vector("memory_kinds")
     new = payload_pb2.SpecsPayload.FromString(serialize_specs(treedef, leaves))
-    assert new.header.minor_version == 1
+    assert new.header.minor_version == SCHEMA_MINOR_VERSION
     new.header.minor_version = 0
-    # The list's four leaves are one LEAVES run at 1.1; the rest is as 1.0 writes it.
+    # The list's four leaves are one LEAVES run from 1.1; the rest is as 1.0 writes it.
     assert list(new.specs.treedef.kinds) == [tree_pb2.NODE_KIND_LIST, tree_pb2.NODE_KIND_LEAVES]
     new.specs.treedef.CopyFrom(payload_pb2.SpecsPayload.FromString(old).specs.treedef)
     assert new.SerializeToString(deterministic=True) == old
 
 
-@pytest.mark.parametrize("target", [-1, 2, True, 1.0, "1"])
+@pytest.mark.parametrize("target", [-1, SCHEMA_MINOR_VERSION + 1, True, 1.0, "1"])
 def test_a_target_this_encoder_cannot_write_is_refused(target):
     with pytest.raises(EncodeError) as info:
         serialize_specs(*_one(np.float32), target_minor_version=target)
     assert info.value.path == "header.minor_version"
-    assert info.value.detail == f"target minor version {target}: this encoder writes 1.0 to 1.1"
+    assert info.value.detail == f"target minor version {target}: this encoder writes 1.0 to 1.2"
 
 
 def test_a_newer_payload_carried_through_keeps_its_version_or_refuses_an_older_target(devices):
     data = _vector("newer_minor_version")
+    assert payload_pb2.SpecsPayload.FromString(data).header.minor_version == 3  # newer than 1.2
     treedef, leaves = deserialize_specs(data)
     assert serialize_specs(treedef, leaves) == data
     with pytest.raises(EncodeError) as info:
-        serialize_specs(treedef, leaves, target_minor_version=1)
+        serialize_specs(treedef, leaves, target_minor_version=SCHEMA_MINOR_VERSION)
     assert info.value.path == "header.minor_version"
-    assert info.value.detail == "carries fields of colocated.v1.2; the target is 1.1"
+    assert info.value.detail == "carries fields of colocated.v1.3; the target is 1.2"
 
 
 def _key_payload(impl: str, key_shape: list[int]) -> bytes:

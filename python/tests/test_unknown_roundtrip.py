@@ -3,6 +3,8 @@
 test/corpus/newer/ holds payloads TypeScript wrote (test/corpus-newer.test.ts):
 new fields in every message, after the known ones and sorted by tag, new
 entry kinds and a new function kind. Both languages give back the same bytes.
+A value (1.2) keeps a leaf of a new kind; its other new fields Python does not
+carry (the value may be a Mesh, which cannot remember its payload).
 """
 
 import json
@@ -10,14 +12,19 @@ import pathlib
 
 import jax
 import pytest
+from jax._src.random import prng
+from jax.sharding import Mesh, NamedSharding
 
 from colocated_wire import (
     UnknownEntry,
+    UnknownValue,
     UnloadedFunction,
     deserialize_program,
     deserialize_specs,
+    deserialize_value,
     serialize_program,
     serialize_specs,
+    serialize_value,
 )
 from colocated_wire._gen.colocated.v1 import payload_pb2
 
@@ -82,3 +89,20 @@ def test_equal_entries_of_a_new_kind_become_one(devices):
     assert serialize_specs(*deserialize_specs(once)) == once
     kinds = [e.SerializeToString() for e in payload_pb2.SpecsPayload.FromString(once).table.entries]
     assert kinds[-2:] == [b"\xf2\x01\x02\x08\x09", b""]
+
+
+def test_a_value_keeps_its_leaf_of_a_new_kind_and_its_version(devices):
+    data = read("value")
+    got = deserialize_value(data, allow_pickle=True)  # its pickle is b"\x80\x05N." (None)
+    mesh, shared, impl, unpickled, unknown = got
+    assert (
+        type(mesh) is Mesh and shared["s"].mesh is mesh and isinstance(shared["s"], NamedSharding)
+    )
+    assert shared["d"] == prng.KeyTy(prng.prngs["threefry2x32"]) and impl is prng.prngs["rbg"]
+    assert unpickled is None and isinstance(unknown, UnknownValue) and unknown.minor_version == 3
+    once = serialize_value(got)
+    assert payload_pb2.ValuePayload.FromString(once).header.minor_version == 3
+    assert serialize_value(deserialize_value(once)) == once
+    assert payload_pb2.ValuePayload.FromString(once).value.leaves[-1].SerializeToString() == (
+        payload_pb2.ValuePayload.FromString(data).value.leaves[-1].SerializeToString()
+    )

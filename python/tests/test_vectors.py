@@ -5,24 +5,35 @@ The committed vectors are what TypeScript writes for test/vector-cases.ts
 objects, must serialize to those very bytes (JAX -> Python bytes), lift from
 them into equal JAX objects (TypeScript bytes -> JAX), and survive a trip
 through the TypeScript decoder and encoder (Python bytes -> TypeScript ->
-identical bytes -> JAX).
+identical bytes -> JAX). Specs, programs, and values (colocated.v1.2).
 """
 
 import json
 import subprocess
 from pathlib import Path
 
+import jax
 import pytest
 import vector_cases
 from google.protobuf import json_format
+from jax._src.random import prng
+from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax_limits import case_limit, skip_case
-from vector_cases import FOREIGN_CASES, PROGRAM_CASES, SPECS_CASES, TARGET_MINOR_VERSIONS
+from vector_cases import (
+    FOREIGN_CASES,
+    PROGRAM_CASES,
+    SPECS_CASES,
+    TARGET_MINOR_VERSIONS,
+    VALUE_CASES,
+)
 
 from colocated_wire import (
     deserialize_program,
     deserialize_specs,
+    deserialize_value,
     serialize_program,
     serialize_specs,
+    serialize_value,
 )
 from colocated_wire._gen.colocated.v1 import payload_pb2
 
@@ -56,14 +67,48 @@ def _assert_same_program(prog, want):
     assert tuple(prog.devices) == tuple(devices)
 
 
+def _assert_same_value(got, want):
+    """Equal, leaf by leaf of the same types, and each table object one instance: equal
+    shardings are one object, and so are their meshes."""
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got, is_leaf=_is_impl)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(want, is_leaf=_is_impl)
+    assert got_tree == want_tree
+    assert [type(g) for g in got_leaves] == [type(w) for w in want_leaves]
+    assert got_leaves == want_leaves
+    shared = {}
+    for leaf in got_leaves:
+        sharding = getattr(leaf, "sharding", None)
+        for obj in (leaf, getattr(leaf, "mesh", None), sharding, getattr(sharding, "mesh", None)):
+            if isinstance(obj, Mesh | NamedSharding | SingleDeviceSharding):
+                assert shared.setdefault((type(obj), obj), obj) is obj
+
+
+def _is_impl(obj):
+    return isinstance(obj, prng.PRNGImpl)
+
+
 def _serialize(name, devices) -> bytes:
     target = TARGET_MINOR_VERSIONS.get(name, 0)
     if name in SPECS_CASES:
         return serialize_specs(*SPECS_CASES[name](devices), target_minor_version=target)
+    if name in VALUE_CASES:
+        return serialize_value(VALUE_CASES[name](devices), target_minor_version=target)
     return serialize_program(*PROGRAM_CASES[name](devices), target_minor_version=target)
 
 
-ALL_CASES = [*SPECS_CASES, *PROGRAM_CASES]
+def _assert_reads_as_its_case(name, data, devices):
+    """`data` lifts into objects equal to those the case `name` builds."""
+    if name in SPECS_CASES:
+        _assert_same_specs(deserialize_specs(data), SPECS_CASES[name](devices))
+    elif name in VALUE_CASES:
+        got = deserialize_value(data, allowed_modules=ALLOWED)
+        _assert_same_value(got, VALUE_CASES[name](devices))
+    else:
+        prog = deserialize_program(data, allowed_modules=ALLOWED)
+        _assert_same_program(prog, PROGRAM_CASES[name](devices))
+
+
+ALL_CASES = [*SPECS_CASES, *PROGRAM_CASES, *VALUE_CASES]
 
 
 @pytest.mark.parametrize("name", ALL_CASES)
@@ -82,6 +127,12 @@ def test_typescript_specs_lift_to_equal_jax_objects(name, devices):
 def test_typescript_programs_lift_to_equal_jax_objects(name, devices):
     prog = deserialize_program(_vector(name), allowed_modules=ALLOWED)
     _assert_same_program(prog, PROGRAM_CASES[name](devices))
+
+
+@pytest.mark.parametrize("name", list(VALUE_CASES))
+def test_typescript_values_lift_to_equal_jax_objects(name, devices):
+    skip_case(name)
+    _assert_reads_as_its_case(name, _vector(name), devices)
 
 
 def test_every_vector_is_a_case():
@@ -154,8 +205,4 @@ def test_python_bytes_through_typescript_and_back(devices, tmp_path):
     for name in cases:
         again = (out / f"{name}.bin").read_bytes()
         assert again == (written / f"{name}.bin").read_bytes(), name
-        if name in SPECS_CASES:
-            _assert_same_specs(deserialize_specs(again), SPECS_CASES[name](devices))
-        else:
-            prog = deserialize_program(again, allowed_modules=ALLOWED)
-            _assert_same_program(prog, PROGRAM_CASES[name](devices))
+        _assert_reads_as_its_case(name, again, devices)

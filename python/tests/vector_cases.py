@@ -2,7 +2,8 @@
 
 test/vector-cases.ts builds the same cases from the TypeScript model; both
 must give the committed bytes in test/vectors/. Each case returns the
-arguments of serialize_specs or serialize_program.
+arguments of serialize_specs or serialize_program, or the value of
+serialize_value.
 """
 
 import collections
@@ -14,8 +15,9 @@ import numpy as np
 from jax._src.lib import xla_client as xc
 from jax._src.random import prng
 from jax._src.sharding_impls import GSPMDSharding
-from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
+from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
+from jax_limits import AxisType, typed_mesh
 
 Point = collections.namedtuple("Point", ["x", "y"])
 Point.__module__ = "vector_cases"
@@ -89,7 +91,7 @@ def _mesh_2x4(devices):
 def mesh_3d_transposed(devices):
     order = np.arange(16).reshape(2, 2, 4).transpose(2, 0, 1)
     explicit, auto = AxisType.Explicit, AxisType.Auto
-    mesh = Mesh(np.array(devices)[order], ("a", "b", "c"), axis_types=(explicit, auto, auto))
+    mesh = typed_mesh(np.array(devices)[order], ("a", "b", "c"), (explicit, auto, auto))
     return _specs(
         [
             _f32((8, 4, 2), NamedSharding(mesh, P("a", "b", "c"))),
@@ -100,10 +102,10 @@ def mesh_3d_transposed(devices):
 
 def partition_specs(devices):
     auto, explicit = AxisType.Auto, AxisType.Explicit
-    mesh = Mesh(
+    mesh = typed_mesh(
         np.array(devices[:16]).reshape(2, 2, 2, 2),
         ("a", "b", "c", "d"),
-        axis_types=(auto, explicit, explicit, explicit),
+        (auto, explicit, explicit, explicit),
     )
     spec = P(("a", "b"), None, P.UNCONSTRAINED, "c", unreduced={"d"})
     return _specs(
@@ -354,6 +356,48 @@ def example_program(devices):
     return _train_step(), in_treedef, in_leaves, out_treedef, out_leaves, tuple(devices[:1024])
 
 
+def add_one(x):
+    """The function value_function_1_2 sends by name."""
+    return x + 1
+
+
+def value_mesh_1_2(devices):
+    """colocated.v1.2: a Mesh on its own, as JAX's `_serialize(mesh)`."""
+    return _mesh_2x4(devices)
+
+
+def value_shardings_1_2(devices):
+    """colocated.v1.2: a list of shardings, two equal ones (distinct objects) one entry."""
+    mesh = _mesh_2x4(devices)
+    return [
+        NamedSharding(mesh, P("x")),
+        NamedSharding(mesh, P("y")),
+        NamedSharding(mesh, P("x")),
+        SingleDeviceSharding(devices[0], memory_kind="pinned_host"),
+    ]
+
+
+def value_dtypes_1_2(devices):
+    """colocated.v1.2: dtypes (a key dtype too), a PRNG impl, a spec of keys on a sharding,
+    and a device list in a dict."""
+    fry = prng.prngs["threefry2x32"]
+    key = prng.KeyTy(fry)
+    sharding = NamedSharding(_mesh_2x4(devices), P("x"))
+    return (
+        np.dtype("float32"),
+        np.dtype(jax.numpy.bfloat16),
+        key,
+        fry,
+        jax.ShapeDtypeStruct((4,), key, sharding=sharding),
+        {"a": xc.DeviceList((devices[3], devices[1])), "b": None},
+    )
+
+
+def value_function_1_2(devices):
+    """colocated.v1.2: JAX's function-and-specialization tuple before its specs are known."""
+    return (add_one, None, None, None, None, None)
+
+
 SPECS_CASES = {
     f.__name__: f
     for f in (
@@ -375,6 +419,11 @@ SPECS_CASES = {
     )
 }
 PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
+# Values (colocated.v1.2), each written for the latest minor version.
+VALUE_CASES = {
+    f.__name__: f
+    for f in (value_mesh_1_2, value_shardings_1_2, value_dtypes_1_2, value_function_1_2)
+}
 # The minor version each case is written for (test/vector-cases.ts): 1.0 but for these.
 TARGET_MINOR_VERSIONS = {
     "dtypes_1_1": 1,
@@ -383,6 +432,7 @@ TARGET_MINOR_VERSIONS = {
     "dict_keys_1_1": 1,
     "shared_subtrees_1_1": 1,
     "key_pool_1_1": 1,
+    **dict.fromkeys(VALUE_CASES, 2),
 }
 # Written by a newer minor version; built only in TypeScript, read by both.
 FOREIGN_CASES = ("newer_minor_version",)

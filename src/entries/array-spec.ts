@@ -7,6 +7,7 @@ import {
   ShardingType,
 } from "../../gen/ts/colocated/v1/table";
 import { DecodeError, EncodeError } from "../errors";
+import type { DecodeLimits } from "../limits";
 import { type DTypeName, type KeyType, ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import type { Sharding } from "../model/sharding";
 import { fieldSince, newerValue, refuseNewer, requireVersion, valueSince } from "../schema-version";
@@ -25,6 +26,11 @@ const DTYPES = enumNames<DTypeName, Lowercase<Suffixes<typeof DType, "D_TYPE_">>
 
 /** Every dtype name, in enum order. */
 export const DTYPE_NAMES: DTypeName[] = [...DTYPES.names];
+
+/** The name of a checked dtype's enum value. */
+export function dtypeName(value: DType): DTypeName {
+  return DTYPES.name(value) as DTypeName;
+}
 
 /** The minor version that introduced a dtype, as the schema declares it. */
 export function dtypeSince(dtype: DTypeName): number {
@@ -74,55 +80,89 @@ export function lower(spec: ShapeDtypeStruct, ctx: LowerContext): Entry {
   refuse(`${path}.shape`, shapeProblem(spec.shape));
   const shardingKind = sharding === undefined ? undefined : table.entries[sharding].kind;
   refuse(`${path}.sharding`, leafShardingProblem(spec.shape, shardingKind));
-  const dtype = DTYPES.value(spec.dtype);
-  if (dtype === undefined) throw new EncodeError(`${path}.dtype`, `unknown dtype "${spec.dtype}"`);
-  const target = ctx.targetMinorVersion;
-  refuseNewer(`${path}.dtype`, `dtype ${spec.dtype}`, valueSince(DTypeSchema, dtype), target);
+  const { dtype, keyType } = lowerDType(spec.dtype, spec.keyType, path, ctx.targetMinorVersion);
   const value: MessageType = {
     shape: spec.shape.map(BigInt),
     dtype,
     sharding,
     weakType: spec.weakType,
   };
-  const { keyType } = spec;
+  if (keyType) value.keyType = keyType;
+  return { kind: { $case: "arraySpec", value } };
+}
+
+/**
+ * A dtype and its key type as the wire writes them (an ArraySpec's, or a value's dtype, whose
+ * fields are named alike): `path`.dtype and `path`.key_type, each checked against the target.
+ */
+export function lowerDType(
+  name: DTypeName,
+  keyType: KeyType | null,
+  path: string,
+  target: number,
+): { dtype: DType; keyType?: KeyTypeMessage } {
+  const dtype = DTYPES.value(name);
+  if (dtype === undefined) throw new EncodeError(`${path}.dtype`, `unknown dtype "${name}"`);
+  refuseNewer(`${path}.dtype`, `dtype ${name}`, valueSince(DTypeSchema, dtype), target);
+  let message: KeyTypeMessage | undefined;
   if (keyType) {
     refuseNewer(`${path}.key_type`, "key_type", KEY_TYPE_SINCE, target);
-    refuse(`${path}.key_type.impl`, implProblem(keyType.impl));
-    refuse(`${path}.key_type.key_shape`, shapeProblem(keyType.keyShape));
-    value.keyType = { impl: keyType.impl, keyShape: keyType.keyShape.map(BigInt) };
+    message = lowerKeyType(keyType, `${path}.key_type`);
   }
-  const problem = keyTypeProblem(spec.dtype, keyType !== null);
+  const problem = keyTypeProblem(name, keyType !== null);
   if (problem) throw new EncodeError(`${path}.key_type`, problem.detail);
-  return { kind: { $case: "arraySpec", value } };
+  return message ? { dtype, keyType: message } : { dtype };
+}
+
+/** A key type's message (an array's, or a PRNG impl's): its impl named, its key shape a shape. */
+export function lowerKeyType(keyType: KeyType, path: string): KeyTypeMessage {
+  refuse(`${path}.impl`, implProblem(keyType.impl));
+  refuse(`${path}.key_shape`, shapeProblem(keyType.keyShape));
+  return { impl: keyType.impl, keyShape: keyType.keyShape.map(BigInt) };
 }
 
 /** Checks an ArraySpec message: rank, dims, dtype, then its sharding's fit. */
 export function check(message: MessageType, ctx: CheckContext): ArraySpecFacts {
   const { path, refs, index, limits } = ctx;
   const shape = checkDims(message.shape, `${path}.shape`, limits.maxRank);
-  const dtype = DTYPES.name(message.dtype);
-  if (dtype === undefined) {
-    const what = `dtype ${message.dtype}`;
-    throw (
-      newerValue(`${path}.dtype`, what, ctx.minorVersion) ??
-      new DecodeError(`${path}.dtype`, "unknown-enum", `unknown ${what}`)
-    );
-  }
-  const since = valueSince(DTypeSchema, message.dtype);
-  requireVersion(`${path}.dtype`, dtype, since, ctx.minorVersion);
+  const dtype = checkDTypeName(message.dtype, `${path}.dtype`, ctx.minorVersion);
   const sharding = refs.optional(message.sharding, index, `${path}.sharding`, SHARDING);
-  const keyType = message.keyType && checkKeyType(message.keyType, ctx);
-  const problem = keyTypeProblem(dtype, keyType !== undefined);
-  if (problem) throw new DecodeError(`${path}.key_type`, problem.code, problem.detail);
+  const keyType = checkDTypeKey(dtype, message.keyType, ctx);
   raise(`${path}.sharding`, leafShardingProblem(shape, sharding?.entry.kind));
   return keyType ? { shape, dtype, keyType } : { shape, dtype };
 }
 
-/** Checks a KeyType message: its version, its key shape's rank and dims, then its impl. */
-function checkKeyType(message: KeyTypeMessage, ctx: CheckContext): KeyType {
+/** Checks a dtype's enum value at `path`: one this decoder knows, of the header's version. */
+export function checkDTypeName(value: DType, path: string, minorVersion: number): DTypeName {
+  const dtype = DTYPES.name(value);
+  if (dtype === undefined) {
+    const what = `dtype ${value}`;
+    throw (
+      newerValue(path, what, minorVersion) ??
+      new DecodeError(path, "unknown-enum", `unknown ${what}`)
+    );
+  }
+  requireVersion(path, dtype, valueSince(DTypeSchema, value), minorVersion);
+  return dtype;
+}
+
+/** Checks the key type beside a dtype (at `ctx.path`.key_type): there exactly for a key dtype. */
+export function checkDTypeKey(
+  dtype: DTypeName,
+  message: KeyTypeMessage | undefined,
+  ctx: Pick<CheckContext, "path" | "limits" | "minorVersion">,
+): KeyType | undefined {
   const path = `${ctx.path}.key_type`;
-  requireVersion(path, "key_type", KEY_TYPE_SINCE, ctx.minorVersion);
-  const keyShape = checkDims(message.keyShape, `${path}.key_shape`, ctx.limits.maxRank);
+  if (message) requireVersion(path, "key_type", KEY_TYPE_SINCE, ctx.minorVersion);
+  const keyType = message && checkKeyType(message, path, ctx.limits);
+  const problem = keyTypeProblem(dtype, keyType !== undefined);
+  if (problem) throw new DecodeError(path, problem.code, problem.detail);
+  return keyType;
+}
+
+/** Checks a KeyType message at `path`: its key shape's rank and dims, then its impl. */
+export function checkKeyType(message: KeyTypeMessage, path: string, limits: DecodeLimits): KeyType {
+  const keyShape = checkDims(message.keyShape, `${path}.key_shape`, limits.maxRank);
   raise(`${path}.impl`, implProblem(message.impl));
   return { impl: message.impl, keyShape };
 }

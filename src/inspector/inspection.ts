@@ -2,12 +2,14 @@ import {
   ProgramPayload,
   type Specs as SpecsMsg,
   SpecsPayload,
+  ValuePayload,
 } from "../../gen/ts/colocated/v1/payload";
 import { Entry } from "../../gen/ts/colocated/v1/table";
-import { decodeProgram, decodeSpecs } from "../decode";
+import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { check as checkTree, expandLeaves } from "../entries/treedef";
-import { payloadKindOf } from "../json-form";
 import { DEFAULT_LIMITS } from "../limits";
+import { type PayloadKindName, payloadKindOf } from "../payload/header";
+import { describeValueLeaf, leafPaths } from "./describe-leaf";
 
 /** One table entry as inspect shows it. */
 export interface EntryRow {
@@ -22,20 +24,32 @@ export interface EntryRow {
   fields: string[];
 }
 
+/** A value payload's leaf as inspect lists it. */
+export interface ValueLeafRow {
+  path: string;
+  /** The table entry it is, for a table object. */
+  entry: number | null;
+  /** Its kind: a table object's entry kind, or dtype, prngImpl, function, pickled. */
+  kind: string;
+  text: string;
+}
+
 /** What inspect reports about a payload. */
 export interface Inspection {
-  kind: "specs" | "program";
+  kind: PayloadKindName;
   payloadBytes: number;
   tableBytes: number;
   rows: EntryRow[];
   /** The payload's size had every reference been replaced by the object it names. */
   inlinedBytes: number;
+  /** A value payload's leaves, in leaf order; empty for the other kinds. */
+  values: ValueLeafRow[];
 }
 
 /** Validates a payload and describes its table, its size, and what sharing saves. */
 export function inspectPayload(bytes: Uint8Array): Inspection {
   const kind = payloadKindOf(bytes);
-  const { entries, referrers } = kind === "specs" ? specsReferrers(bytes) : programReferrers(bytes);
+  const { entries, referrers, values = [] } = REFERRERS[kind](bytes);
   const rows: EntryRow[] = entries.map((entry, index) => ({
     index,
     kind: entry.kind?.$case ?? "unknown",
@@ -58,13 +72,13 @@ export function inspectPayload(bytes: Uint8Array): Inspection {
     else rows[ref].fields.push(where);
     inlinedBytes += inlined[ref];
   }
-  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes };
+  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes, values };
 }
 
 /** Renders an inspection as the text the CLI prints. */
 export function formatInspection(inspection: Inspection): string {
   const lines = [
-    `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries`,
+    `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries${leafSummary(inspection)}`,
     "",
     `${"index".padStart(5)}  ${"kind".padEnd(22)} ${"bytes".padStart(7)}  referred to by`,
   ];
@@ -85,7 +99,24 @@ export function formatInspection(inspection: Inspection): string {
     "",
     `with every shared object inlined: ${inspection.inlinedBytes} bytes (${ratio.toFixed(1)}x this payload)`,
   );
+  if (inspection.kind === "value") {
+    lines.push("", "leaves:");
+    for (const [i, leaf] of inspection.values.entries()) {
+      const entry = leaf.entry === null ? "" : ` (entry ${leaf.entry})`;
+      lines.push(`${String(i).padStart(5)}  ${leaf.path}  ${leaf.kind}${entry}: ${leaf.text}`);
+    }
+  }
   return lines.join("\n");
+}
+
+/** A value payload's leaves counted by kind, as the summary line ends: "; 3 leaves: 2 dtype, 1 mesh". */
+function leafSummary(inspection: Inspection): string {
+  if (inspection.kind !== "value") return "";
+  const counts = new Map<string, number>();
+  for (const { kind } of inspection.values) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  const kinds = [...counts].map(([kind, n]) => `${n} ${kind}`).join(", ");
+  const n = inspection.values.length;
+  return `; ${n} ${n === 1 ? "leaf" : "leaves"}${n ? `: ${kinds}` : ""}`;
 }
 
 interface Referrer {
@@ -121,6 +152,35 @@ function programReferrers(bytes: Uint8Array) {
   }
   return { entries: message.table?.entries ?? [], referrers };
 }
+
+/** A value's leaves, each described, and the table entries they refer to (as leaves, or from a pickle). */
+function valueReferrers(bytes: Uint8Array) {
+  const value = decodeValue(bytes);
+  const message = ValuePayload.decode(bytes);
+  const tree = message.value?.treedef;
+  const ctx = { path: "value", limits: DEFAULT_LIMITS, minorVersion: message.header?.minorVersion };
+  const written = message.value?.leaves ?? [];
+  const leaves = tree ? expandLeaves(written, checkTree(tree, ctx).leafCopies) : written;
+  const paths = leafPaths(value.treedef.root);
+  const referrers: Referrer[] = [];
+  const values = leaves.map((leaf, i): ValueLeafRow => {
+    const { kind, text } = describeValueLeaf(value.leaves[i]);
+    const one = leaf.leaf;
+    if (one?.$case === "entry") referrers.push({ ref: one.value, where: "value", leaf: true });
+    if (one?.$case === "pickled") {
+      for (const [j, ref] of one.value.refs.entries())
+        referrers.push({ ref, where: `value.leaves[${i}].pickled.refs[${j}]`, leaf: false });
+    }
+    return { path: paths[i], entry: one?.$case === "entry" ? one.value : null, kind, text };
+  });
+  return { entries: message.table?.entries ?? [], referrers, values };
+}
+
+/** How each payload kind's table entries are referred to. */
+const REFERRERS: Record<
+  PayloadKindName,
+  (bytes: Uint8Array) => { entries: Entry[]; referrers: Referrer[]; values?: ValueLeafRow[] }
+> = { specs: specsReferrers, program: programReferrers, value: valueReferrers };
 
 /** Every leaf's reference, a REPEAT's leaves (1.1) included: the payload was decoded already. */
 function leafReferrers(specs: SpecsMsg | undefined, where: string, minor = 0): Referrer[] {

@@ -1,4 +1,5 @@
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import type { PayloadKindName } from "../payload/header";
 
 /** Where a payload's bytes go, each top-level part's field with its tag and length counted. */
 export interface SectionBytes {
@@ -11,14 +12,18 @@ export interface SectionBytes {
   other: number;
 }
 
-/** The field numbers of the payload messages (payload.proto), by payload kind. */
+/**
+ * The field numbers of the payload messages (payload.proto), by payload kind: a value's tree
+ * and leaves are fields 1 and 2 of its Value, as a Specs' are.
+ */
 const FIELDS = {
   specs: { header: 1, table: 2, specs: [3], function: -1 },
   program: { header: 1, table: 2, specs: [4, 5], function: 3 },
+  value: { header: 1, table: 2, specs: [3], function: -1 },
 } as const;
 
 /** Splits a payload's bytes by section; walks the wire only, so it works on a payload that fails to decode. */
-export function sectionBytes(bytes: Uint8Array, kind: "specs" | "program"): SectionBytes {
+export function sectionBytes(bytes: Uint8Array, kind: PayloadKindName): SectionBytes {
   const fields = FIELDS[kind];
   const out: SectionBytes = { header: 0, table: 0, tree: 0, leaves: 0, function: 0, other: 0 };
   walk(bytes, (field, size, body) => {

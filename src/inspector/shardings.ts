@@ -73,6 +73,20 @@ export function shardingView(
   return view;
 }
 
+/**
+ * A shape to draw a sharding with when no array is there (a value's sharding leaf): one
+ * element per shard along each dimension a NamedSharding's spec names, a scalar otherwise.
+ */
+export function exampleShape(sharding: Sharding): number[] {
+  if (!(sharding instanceof NamedSharding)) return [];
+  const { axisNames, axisSizes } = sharding.mesh;
+  const size = (axis: string) => axisSizes[axisNames.indexOf(axis)] ?? 1;
+  return sharding.spec.entries.map((entry) => {
+    if (typeof entry === "string") return size(entry);
+    return Array.isArray(entry) ? entry.reduce((n: number, axis: string) => n * size(axis), 1) : 1;
+  });
+}
+
 /** A sharding in one line: NamedSharding P('data', None) on data=16 model=8. */
 export function shardingLabel(sharding: Sharding): string {
   const memory = "memoryKind" in sharding && sharding.memoryKind ? `, ${sharding.memoryKind}` : "";

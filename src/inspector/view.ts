@@ -1,17 +1,24 @@
-import { PayloadEnvelope, PayloadKind, ProgramPayload } from "../../gen/ts/colocated/v1/payload";
-import { decodeProgram, decodeSpecs } from "../decode";
+import { PayloadEnvelope, ProgramPayload } from "../../gen/ts/colocated/v1/payload";
+import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { DecodeError } from "../errors";
 import { FunctionRef, PickledFunction, type Specs } from "../model/program";
-import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
-import type { Sharding } from "../model/sharding";
+import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import {
+  GSPMDSharding,
+  NamedSharding,
+  type Sharding,
+  SingleDeviceSharding,
+} from "../model/sharding";
 import type { TreeNode } from "../model/tree";
-import { leafPaths } from "./describe-leaf";
+import type { Value, ValueLeaf } from "../model/value-leaf";
+import { PAYLOAD_KINDS } from "../payload/header";
+import { describeValueLeaf, leafPaths } from "./describe-leaf";
 import { type EntryRow, inspectPayload } from "./inspection";
 import { type SectionBytes, sectionBytes } from "./sections";
-import { type ShardingView, shardingView } from "./shardings";
+import { exampleShape, type ShardingView, shardingView } from "./shardings";
 
-/** A leaf as the inspector lists it. */
-export interface LeafView {
+/** A leaf that is an array spec (every leaf of specs, and a value's ShapeDtypeStruct). */
+export interface ArrayLeafView {
   path: string;
   shape: number[];
   dtype: string;
@@ -19,7 +26,20 @@ export interface LeafView {
   sharding: number | null;
 }
 
-/** One pytree of specs: "specs", or a program's "input" and "output". */
+/** A value payload's leaf that is no array spec, by kind and in one line (inspect's words). */
+export interface ObjectLeafView {
+  path: string;
+  /** Its kind: a table object's entry kind, or dtype, prngImpl, function, pickled. */
+  kind: string;
+  text: string;
+  /** For a sharding leaf, its id in `shardings`; otherwise null. */
+  sharding: number | null;
+}
+
+/** A leaf as the inspector lists it. */
+export type LeafView = ArrayLeafView | ObjectLeafView;
+
+/** One pytree: "specs", a program's "input" and "output", or a "value". */
 export interface PartView {
   name: string;
   leaves: LeafView[];
@@ -50,7 +70,7 @@ export interface PayloadView {
 /** The view and the trees it came from, which the page's outline walks. */
 export interface Inspected {
   view: PayloadView;
-  trees: { name: string; root: TreeNode; leaves: readonly ShapeDtypeStruct[] }[];
+  trees: { name: string; root: TreeNode; leaves: readonly ValueLeaf[] }[];
 }
 
 /** Decodes a payload (with the library's default limits) into what the inspector shows; never throws a DecodeError. */
@@ -69,7 +89,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
   const trees: Inspected["trees"] = [];
   const kind = view.header?.kind;
   try {
-    if (kind === "specs" || kind === "program") {
+    if (kind === "specs" || kind === "program" || kind === "value") {
       try {
         view.sections = sectionBytes(bytes, kind);
       } catch {
@@ -83,6 +103,8 @@ export function inspectView(bytes: Uint8Array): Inspected {
     }));
     if (inspection.kind === "specs") {
       trees.push({ name: "specs", ...flat(decodeSpecs(bytes)) });
+    } else if (inspection.kind === "value") {
+      trees.push({ name: "value", ...flat(decodeValue(bytes)) });
     } else {
       const program = decodeProgram(bytes);
       trees.push({ name: "input", ...flat(program.inputs) });
@@ -99,49 +121,52 @@ export function inspectView(bytes: Uint8Array): Inspected {
   return { view, trees };
 }
 
-function flat(specs: Specs) {
-  return { root: specs.treedef.root, leaves: specs.leaves };
+function flat(tree: Specs | Value) {
+  return { root: tree.treedef.root, leaves: tree.leaves };
 }
 
 function headerOf(bytes: Uint8Array): PayloadView["header"] {
   try {
     const header = PayloadEnvelope.decode(bytes).header;
     if (!header) return null;
-    const kind =
-      header.kind === PayloadKind.PAYLOAD_KIND_SPECS
-        ? "specs"
-        : header.kind === PayloadKind.PAYLOAD_KIND_PROGRAM
-          ? "program"
-          : `unknown (${header.kind})`;
+    const kind = PAYLOAD_KINDS.name(header.kind) ?? `unknown (${header.kind})`;
     return { majorVersion: header.majorVersion, minorVersion: header.minorVersion, kind };
   } catch {
     return null;
   }
 }
 
-/** Every leaf with its path, and every distinct sharding (by the table entry leaves share). */
+/**
+ * Every leaf with its path, and every distinct sharding (by the table entry leaves share): an
+ * array spec's, or a value's sharding leaf, whose example shape has one element per shard.
+ */
 function addLeaves(view: PayloadView, trees: Inspected["trees"]): void {
   const uses = new Map<Sharding, { count: number; example: { path: string; shape: number[] } }>();
   const ids = new Map<Sharding, number>();
+  const use = (sharding: Sharding, path: string, shape: readonly number[]): number => {
+    const known = uses.get(sharding);
+    if (known) known.count++;
+    else uses.set(sharding, { count: 1, example: { path, shape: [...shape] } });
+    const id = ids.get(sharding) ?? ids.size;
+    ids.set(sharding, id);
+    return id;
+  };
   for (const { name, root, leaves } of trees) {
     const paths = leafPaths(root);
     view.parts.push({
       name,
-      leaves: leaves.map((leaf, i) => {
-        const { sharding } = leaf;
-        let id: number | null = null;
-        if (sharding !== null) {
-          const use = uses.get(sharding);
-          if (use) use.count++;
-          else
-            uses.set(sharding, {
-              count: 1,
-              example: { path: `${name}${paths[i]}`, shape: [...leaf.shape] },
-            });
-          id = ids.get(sharding) ?? ids.size;
-          ids.set(sharding, id);
+      leaves: leaves.map((leaf, i): LeafView => {
+        const path = paths[i];
+        if (!(leaf instanceof ShapeDtypeStruct)) {
+          const { kind, text } = describeValueLeaf(leaf);
+          const sharding = isSharding(leaf)
+            ? use(leaf, `${name}${path}`, exampleShape(leaf))
+            : null;
+          return { path, kind, text, sharding };
         }
-        return { path: paths[i], shape: [...leaf.shape], dtype: leaf.dtypeString, sharding: id };
+        const { sharding } = leaf;
+        const id = sharding === null ? null : use(sharding, `${name}${path}`, leaf.shape);
+        return { path, shape: [...leaf.shape], dtype: leaf.dtypeString, sharding: id };
       }),
     });
   }
@@ -159,4 +184,12 @@ function functionView(fn: unknown, bytes: Uint8Array): FunctionView {
     return { kind: "pickled", pickleBytes: fn.pickle.length, refs };
   }
   return { kind: "unknown", bytes: (fn as { bytes: Uint8Array }).bytes.length };
+}
+
+function isSharding(leaf: ValueLeaf): leaf is Sharding {
+  return (
+    leaf instanceof NamedSharding ||
+    leaf instanceof SingleDeviceSharding ||
+    leaf instanceof GSPMDSharding
+  );
 }

@@ -32,6 +32,13 @@ const KEY_TAGS: Readonly<Record<string, string>> = {
   unsafe_rbg: "urbg",
 };
 
+/** A dtype as JAX prints it: "float32", or "key<fry>" for a key dtype. */
+export function dtypeString(dtype: DTypeName, keyType: KeyType | null): string {
+  if (dtype !== "key") return dtype;
+  const impl = keyType?.impl ?? "";
+  return `key<${KEY_TAGS[impl] ?? impl}>`;
+}
+
 /** jax.ShapeDtypeStruct: an array's shape, dtype, sharding and weak type. */
 export class ShapeDtypeStruct extends ValueObject {
   readonly shape: readonly number[];
@@ -57,9 +64,7 @@ export class ShapeDtypeStruct extends ValueObject {
 
   /** The dtype as JAX prints it: "float32", or "key<fry>" for a key array. */
   get dtypeString(): string {
-    if (this.dtype !== "key") return this.dtype;
-    const impl = this.keyType?.impl ?? "";
-    return `key<${KEY_TAGS[impl] ?? impl}>`;
+    return dtypeString(this.dtype, this.keyType);
   }
 
   #headKey: string | undefined;

@@ -1,15 +1,37 @@
+import type { DescMessage } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import {
   PayloadEnvelopeSchema,
+  PayloadKindSchema,
   ProgramPayloadSchema,
   SpecsPayloadSchema,
+  ValuePayloadSchema,
 } from "../../gen/es/colocated/v1/payload_pb";
 import { type Header, PayloadEnvelope, PayloadKind } from "../../gen/ts/colocated/v1/payload";
+import { enumNames, lowercase, type Suffixes } from "../entries/enum-names";
 import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { type PackedIds, type PackedRecord, readPackedIds } from "../packed-ids";
+import { requireVersion, valueSince, versionName } from "../schema-version";
 import { SCHEMA_MAJOR_VERSION } from "../version";
 import { checkWire } from "../wire-scan";
+
+/** A payload kind by name: PAYLOAD_KIND_VALUE is "value". */
+export type PayloadKindName = Lowercase<Suffixes<typeof PayloadKind, "PAYLOAD_KIND_">>;
+
+/** Payload kinds by name, derived from the generated enum. */
+export const PAYLOAD_KINDS = enumNames<PayloadKindName, PayloadKindName>(
+  PayloadKind,
+  "PAYLOAD_KIND_",
+  lowercase,
+);
+
+/** The message each payload kind's bytes hold, as the wire scan walks it. */
+const SCHEMAS: Readonly<Record<PayloadKindName, DescMessage>> = {
+  specs: SpecsPayloadSchema,
+  program: ProgramPayloadSchema,
+  value: ValuePayloadSchema,
+};
 
 /** Options every decode accepts. */
 export interface DecodeOptions {
@@ -43,12 +65,8 @@ export function parsePayload<T>(
   checkWire(bytes, PayloadEnvelopeSchema, options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
   const records: PackedRecord[] = [];
-  const unknownFields = checkWire(
-    bytes,
-    kind === PayloadKind.PAYLOAD_KIND_SPECS ? SpecsPayloadSchema : ProgramPayloadSchema,
-    options.limits,
-    records,
-  );
+  const schema = SCHEMAS[PAYLOAD_KINDS.name(kind) as PayloadKindName];
+  const unknownFields = checkWire(bytes, schema, options.limits, records);
   // A payload with newer fields keeps its messages whole, as the entries carrying them are
   // written back from them.
   const packedIds = unknownFields === 0 ? readPackedIds(bytes, records) : new Map();
@@ -118,6 +136,14 @@ function checkHeader(header: Header | undefined, kind: PayloadKind, options: Dec
     throw new DecodeError("header.major_version", "unsupported-version", detail);
   }
   const { maxMinorVersion } = options;
+  // A kind newer than the version at hand is named with the version it needs.
+  const since = valueSince(PayloadKindSchema, header.kind);
+  const what = `a ${kindName(header.kind)} payload`;
+  requireVersion("header.kind", what, since, header.minorVersion);
+  if (maxMinorVersion !== undefined && since > maxMinorVersion) {
+    const detail = `${what} needs ${versionName(since)}; the agreed version is 1.${maxMinorVersion}`;
+    throw new DecodeError("header.kind", "unsupported-version", detail);
+  }
   if (maxMinorVersion !== undefined && header.minorVersion > maxMinorVersion) {
     const detail = `minor version ${header.minorVersion} is newer than the agreed ${maxMinorVersion}`;
     throw new DecodeError("header.minor_version", "unsupported-version", detail);
@@ -129,12 +155,20 @@ function checkHeader(header: Header | undefined, kind: PayloadKind, options: Dec
 }
 
 function kindName(kind: PayloadKind): string {
-  switch (kind) {
-    case PayloadKind.PAYLOAD_KIND_SPECS:
-      return "specs";
-    case PayloadKind.PAYLOAD_KIND_PROGRAM:
-      return "program";
-    default:
-      return `kind-${kind}`;
+  return PAYLOAD_KINDS.name(kind) ?? `kind-${kind}`;
+}
+
+/** Which payload message some bytes hold, read from their header alone (nothing is checked). */
+export function payloadKindOf(bytes: Uint8Array): PayloadKindName {
+  let kind: PayloadKind | undefined;
+  try {
+    kind = PayloadEnvelope.decode(bytes).header?.kind;
+  } catch (error) {
+    const detail = `not a valid protobuf message (${(error as Error).message})`;
+    throw new DecodeError("payload", "malformed", detail);
   }
+  const name = kind === undefined ? undefined : PAYLOAD_KINDS.name(kind);
+  if (name) return name;
+  const detail = `not a known payload kind (${kind ?? "no header"})`;
+  throw new DecodeError("header.kind", "wrong-payload-kind", detail);
 }

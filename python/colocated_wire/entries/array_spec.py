@@ -108,12 +108,12 @@ def dtype_to_wire(dtype: Any) -> int:
     return wire
 
 
-def key_type_problem(dtype: int, has_key_type: bool) -> Problem | None:
-    """A key type belongs to a key array, which needs one."""
+def key_type_problem(dtype: int, has_key_type: bool, what: str = "array") -> Problem | None:
+    """A key type belongs to a key array (or a key dtype: `what`), which needs one."""
     if dtype == table_pb2.D_TYPE_KEY and not has_key_type:
-        return Problem("missing", "a key array needs its key type")
+        return Problem("missing", f"a key {what} needs its key type")
     if dtype != table_pb2.D_TYPE_KEY and has_key_type:
-        return Problem("invalid-value", f"a {DTYPE_NAMES[dtype]} array has no key type")
+        return Problem("invalid-value", f"a {DTYPE_NAMES[dtype]} {what} has no key type")
     return None
 
 
@@ -122,20 +122,33 @@ def impl_problem(impl: str) -> Problem | None:
     return None if impl else Problem("invalid-value", "a key impl needs a name")
 
 
-def _lower_key_type(dtype: prng.KeyTy) -> table_pb2.KeyType:
-    """A key dtype's impl by the name jax.random finds it by, and its key shape."""
-    impl = dtype._impl
-    if prng.prngs.get(impl.name) is not impl or impl_problem(impl.name):
+def is_registered(impl: prng.PRNGImpl) -> bool:
+    """Whether jax.random finds this very impl by its name, as a reader must."""
+    return prng.prngs.get(impl.name) is impl and impl_problem(impl.name) is None
+
+
+def lower_impl(impl: prng.PRNGImpl, what: str) -> table_pb2.KeyType:
+    """A PRNG impl by the name jax.random finds it by, and its key shape; one not registered
+    by its name is an EncodeError at ".impl", since a reader could not find it."""
+    if not is_registered(impl):
         raise EncodeError(
-            f"dtype {dtype}: the PRNG impl {impl.name!r} is not registered by that name"
+            f"{what}: the PRNG impl {impl.name!r} is not registered by that name"
             " (jax._src.random.prng.register_prng), so a reader cannot find it",
-            ".key_type.impl",
+            ".impl",
         )
     return table_pb2.KeyType(impl=impl.name, key_shape=impl.key_shape)
 
 
-def _lift_key_dtype(key_type: table_pb2.KeyType) -> prng.KeyTy:
-    """The key dtype of a registered impl of that name and key shape; else LiftError."""
+def lower_key_type(dtype: prng.KeyTy) -> table_pb2.KeyType:
+    """A key dtype's impl by the name jax.random finds it by, and its key shape."""
+    try:
+        return lower_impl(dtype._impl, f"dtype {dtype}")
+    except EncodeError as e:
+        raise e.under(".key_type") from e
+
+
+def lift_impl(key_type: table_pb2.KeyType) -> prng.PRNGImpl:
+    """The registered impl of that name and key shape; else LiftError."""
     impl = prng.prngs.get(key_type.impl)
     if impl is None:
         raise LiftError(f"the PRNG impl {key_type.impl!r} is not registered in this process")
@@ -144,7 +157,12 @@ def _lift_key_dtype(key_type: table_pb2.KeyType) -> prng.KeyTy:
             f"the PRNG impl {key_type.impl!r} has key shape {tuple(impl.key_shape)} here,"
             f" not {tuple(key_type.key_shape)}"
         )
-    return prng.KeyTy(impl)
+    return impl
+
+
+def lift_key_dtype(key_type: table_pb2.KeyType) -> prng.KeyTy:
+    """The key dtype of a registered impl of that name and key shape; else LiftError."""
+    return prng.KeyTy(lift_impl(key_type))
 
 
 def key(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> tuple:
@@ -242,7 +260,7 @@ def lower(spec: jax.ShapeDtypeStruct, ctx: LowerContext) -> table_pb2.ArraySpec:
     msg.weak_type = weak_type
     if wire == table_pb2.D_TYPE_KEY:
         refuse_newer(".key_type", "key_type", KEY_TYPE_SINCE, target)
-        msg.key_type.CopyFrom(_lower_key_type(dtype))
+        msg.key_type.CopyFrom(lower_key_type(dtype))
     return msg
 
 
@@ -250,7 +268,7 @@ def check(msg: table_pb2.ArraySpec, ctx: CheckContext) -> None:
     """Checks the rank, the dimensions, the dtype and its version, the sharding reference, the
     key type, then the sharding's fit."""
     path, limits, minor = ctx.path, ctx.limits, ctx.minor_version
-    _check_dims(msg.shape, f"{path}.shape", limits.max_rank)
+    check_dims(msg.shape, f"{path}.shape", limits.max_rank)
     dtype = msg.dtype
     if dtype not in DTYPES:
         what = f"dtype {dtype}"
@@ -266,21 +284,20 @@ def check(msg: table_pb2.ArraySpec, ctx: CheckContext) -> None:
         sharding = None if kind is None else refs.message(s)
     has_key_type = msg.HasField("key_type")
     if has_key_type:
-        _check_key_type(msg.key_type, ctx)
+        check_key_type(msg.key_type, f"{path}.key_type", minor, limits.max_rank)
     raise_problem(f"{path}.key_type", key_type_problem(dtype, has_key_type))
     if msg.HasField("sharding"):
         raise_problem(f"{path}.sharding", leaf_sharding_problem(kind, sharding, len(msg.shape)))
 
 
-def _check_key_type(key_type: table_pb2.KeyType, ctx: CheckContext) -> None:
-    """Its version, its key shape's rank and dims, then its impl."""
-    path = f"{ctx.path}.key_type"
-    require_version(path, "key_type", KEY_TYPE_SINCE, ctx.minor_version)
-    _check_dims(key_type.key_shape, f"{path}.key_shape", ctx.limits.max_rank)
+def check_key_type(key_type: table_pb2.KeyType, path: str, minor: int, max_rank: int) -> None:
+    """A key type at `path`: its version, its key shape's rank and dims, then its impl."""
+    require_version(path, "key_type", KEY_TYPE_SINCE, minor)
+    check_dims(key_type.key_shape, f"{path}.key_shape", max_rank)
     raise_problem(f"{path}.impl", impl_problem(key_type.impl))
 
 
-def _check_dims(dims: Sequence[int], path: str, max_rank: int) -> None:
+def check_dims(dims: Sequence[int], path: str, max_rank: int) -> None:
     """A shape's rank is within the limit and its dims are sizes."""
     if len(dims) > max_rank:
         detail = f"rank {len(dims)} exceeds the limit of {max_rank}"
@@ -294,7 +311,7 @@ def lift(msg: table_pb2.ArraySpec, ctx: LiftContext) -> jax.ShapeDtypeStruct:
     if planned is not None:
         return lift_planned(planned, ctx)
     sharding = ctx.objects[msg.sharding] if msg.HasField("sharding") else None
-    dtype = _lift_key_dtype(msg.key_type)
+    dtype = lift_key_dtype(msg.key_type)
     return jax.ShapeDtypeStruct(tuple(msg.shape), dtype, sharding=sharding, weak_type=msg.weak_type)
 
 

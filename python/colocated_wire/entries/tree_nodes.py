@@ -96,7 +96,7 @@ def decode_node_data(data: bytes) -> Any:
 # ---- pickles, where allowed ---------------------------------------------------
 
 _PICKLES: contextvars.ContextVar[bool] = contextvars.ContextVar("tree_pickles", default=False)
-_OPTION = (
+PICKLE_OPTION = (
     "allow_pickle=True (colocated_wire.plugin.install(allow_pickle=True)) trusts the peer"
     " with pickles, as JAX does"
 )
@@ -120,7 +120,7 @@ def pickle_value(value: Any, what: str, why: str) -> bytes:
     """`value` pickled, or an EncodeError saying `why` it has no wire form and naming the
     option; one that cannot be pickled is an EncodeError too."""
     if not _PICKLES.get():
-        raise EncodeError(f"{why}; {_OPTION}, and sends {what} pickled")
+        raise EncodeError(f"{why}; {PICKLE_OPTION}, and sends {what} pickled")
     try:
         return cloudpickle.dumps(value)
     except Exception as e:  # what cloudpickle raises for what it cannot pickle varies
@@ -131,7 +131,7 @@ def unpickle_value(data: bytes, what: str) -> Any:
     """Runs a pickle of a tree, only where pickles are allowed (a LiftError naming the option)."""
     if not _PICKLES.get():
         detail = f"the {what} arrived pickled, and unpickling runs the sender's code"
-        raise LiftError(f"{detail}: {_OPTION}")
+        raise LiftError(f"{detail}: {PICKLE_OPTION}")
     try:
         return pickle.loads(data)
     except Exception as e:  # a pickle can raise anything

@@ -3,8 +3,9 @@
 Every payload starts with a Header (field 1) naming the major version and
 the payload kind. A reader first decodes the bytes as a `PayloadEnvelope`
 (just the header) and refuses an absent header, another major version, a
-minor version above an agreed maximum, and another kind, before it parses
-the rest.
+kind newer than the header's minor version or the agreed maximum (a value
+payload needs 1.2), a minor version above the agreed maximum, and another
+kind, before it parses the rest.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from google.protobuf.message import Message
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
+from colocated_wire.schema_version import enum_since, require_version, version_name
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 from colocated_wire.wire_scan import check_wire
 
 KIND_NAMES = {
     payload_pb2.PAYLOAD_KIND_SPECS: "SpecsPayload",
     payload_pb2.PAYLOAD_KIND_PROGRAM: "ProgramPayload",
+    payload_pb2.PAYLOAD_KIND_VALUE: "ValuePayload",
 }
+# The minor version that introduced each payload kind (a value payload: 1.2).
+KIND_SINCE = enum_since(payload_pb2.PayloadKind.DESCRIPTOR)
 
 
 def header(kind: int, minor_version: int = SCHEMA_MINOR_VERSION) -> payload_pb2.Header:
@@ -40,6 +45,24 @@ def _parse(cls: type[Message], data: bytes) -> Message:
     return msg
 
 
+def payload_kind(data: bytes, limits: DecodeLimits) -> int | None:
+    """The kind a payload's header names, to choose its reader; None when it cannot be read
+    (the reader chosen then says why). Read from the header alone when it comes first, as
+    every writer puts it, else from the envelope."""
+    if not isinstance(data, bytes | bytearray | memoryview) or len(data) > limits.max_payload_bytes:
+        return None
+    data = bytes(data)
+    size = data[1] if len(data) > 1 and data[0] == 0x0A else 0x80  # field 1, one-byte length
+    try:
+        if size < 0x80 and 2 + size <= len(data):
+            return _parse(payload_pb2.Header, data[2 : 2 + size]).kind
+        check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
+        envelope = _parse(payload_pb2.PayloadEnvelope, data)
+    except DecodeError:
+        return None
+    return envelope.header.kind if envelope.HasField("header") else None
+
+
 def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int | None) -> None:
     """The header is there, of this major version, a minor version within reach, and `kind`."""
     if h is None:
@@ -50,6 +73,13 @@ def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int
             "unsupported-version",
             f"schema major version {h.major_version}; this reader reads {SCHEMA_MAJOR_VERSION}",
         )
+    # A kind newer than the version at hand is named with the version it needs.
+    since = KIND_SINCE.get(h.kind, 0)
+    what = f"a {_kind_word(h.kind)} payload"
+    require_version("header.kind", what, since, h.minor_version)
+    if max_minor_version is not None and since > max_minor_version:
+        detail = f"{what} needs {version_name(since)}; the agreed version is 1.{max_minor_version}"
+        raise DecodeError("header.kind", "unsupported-version", detail)
     if max_minor_version is not None and h.minor_version > max_minor_version:
         raise DecodeError(
             "header.minor_version",
@@ -61,6 +91,12 @@ def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int
         raise DecodeError(
             "header.kind", "wrong-payload-kind", f"the payload is a {got}, not {KIND_NAMES[kind]}"
         )
+
+
+def _kind_word(kind: int) -> str:
+    """A payload kind as errors name it: PAYLOAD_KIND_VALUE is "value"."""
+    name = payload_pb2.PayloadKind.Name(kind) if kind in KIND_SINCE else f"KIND_{kind}"
+    return name.removeprefix("PAYLOAD_KIND_").lower()
 
 
 def parse_payload(

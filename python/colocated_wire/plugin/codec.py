@@ -1,10 +1,17 @@
 """JAX's four serialization functions for colocated Python, written with colocated_wire.
 
 `serialize` / `deserialize` stand for JAX's `_serialize` / `_deserialize`,
-which JAX calls with one thing only: the program tuple `(fun, in_treedef,
-in_leaves, out_treedef, out_leaves, devices)` (a ProgramPayload; reading it
-gives back a `Program`, a tuple of the same shape, since JAX takes `[0]`).
-`serialize_specs` / `deserialize_specs` put a SpecsPayload in JAX's carrier.
+which must take whatever JAX's own take. What colocated Python ships is the
+program tuple `(fun, in_treedef, in_leaves, out_treedef, out_leaves,
+devices)`, a ProgramPayload (reading it gives back a `Program`, a tuple of
+the same shape, since JAX takes `[0]`), and `(treedef, leaves)` of specs, a
+SpecsPayload. Anything else (a Mesh, a list of shardings, a dtype, a
+function, the function-and-specialization tuple whose specs or devices are
+still None) is a ValuePayload (colocated.v1.2): a pytree whose leaves are
+table objects, dtypes, PRNG impls and functions by name where they can be,
+so each shared object is written once, and pickles only where they must be.
+Reading dispatches on the header's kind. `serialize_specs` /
+`deserialize_specs` put a SpecsPayload in JAX's carrier.
 
 Faults come out as the types JAX raises for them (errors.py), and a
 value colocated.v1 cannot write is an EncodeError naming where it is.
@@ -17,19 +24,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+from jax import tree_util
 
 from colocated_wire import (
-    DecodeError,
     EncodeError,
     FunctionNotAvailableError,
     LiftError,
     UnloadedFunction,
     deserialize_program,
+    deserialize_value,
     serialize_program,
+    serialize_value,
 )
+from colocated_wire import PickleNotAllowedError as PickleNotAllowed
 from colocated_wire import deserialize_specs as deserialize_specs_payload
 from colocated_wire import serialize_specs as serialize_specs_payload
+from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.functions import ANY_MODULE
+from colocated_wire.limits import DEFAULT_LIMITS
+from colocated_wire.payload.header import payload_kind
 from colocated_wire.plugin.carrier import from_carrier, to_carrier
 from colocated_wire.plugin.errors import (
     PickleNotAllowedError,
@@ -51,8 +64,8 @@ trust = Trust()  # set by plugin.install
 
 
 def serialize(obj: Any) -> bytes:
-    """JAX's `_serialize` for what it serializes: a program tuple, or (treedef, leaves)."""
-    if isinstance(obj, tuple) and len(obj) == 6:
+    """JAX's `_serialize` of anything: a program tuple, (treedef, specs), or any other value."""
+    if _is_program(obj):
         fun, in_treedef, in_leaves, out_treedef, out_leaves, devices = obj
         try:
             return serialize_program(
@@ -67,25 +80,50 @@ def serialize(obj: Any) -> bytes:
         except (EncodeError, TypeError) as e:
             path = getattr(e, "path", None)  # a leaf's error names its leaf
             raise _at(path or _part_at_fault(obj, e), e) from e
-    if isinstance(obj, tuple) and len(obj) == 2:
+    if _is_specs(obj):
         return _serialize_specs_bytes(*obj)
-    raise PluginEncodeError("payload", f"a {type(obj).__name__} is not a program or specs")
+    try:
+        return serialize_value(obj, allow_pickle=trust.allow_pickle)
+    except (EncodeError, TypeError) as e:
+        raise _at(getattr(e, "path", None) or "value", e) from e
+
+
+def _is_program(obj: Any) -> bool:
+    """JAX's function-and-specialization tuple once its input specs and devices are known (its
+    output specs may not be): what a ProgramPayload holds."""
+    return (
+        isinstance(obj, tuple)
+        and len(obj) == 6
+        and isinstance(obj[1], tree_util.PyTreeDef)
+        and obj[5] is not None
+    )
+
+
+def _is_specs(obj: Any) -> bool:
+    """(treedef, leaves) of specs: a PyTreeDef and a ShapeDtypeStruct for each of its leaves."""
+    if not (isinstance(obj, tuple) and len(obj) == 2):
+        return False
+    treedef, leaves = obj
+    return (
+        isinstance(treedef, tree_util.PyTreeDef)
+        and isinstance(leaves, tuple | list)
+        and len(leaves) == treedef.num_leaves
+        and all(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
+    )
 
 
 def deserialize(data: bytes) -> Any:
-    """JAX's `_deserialize`: a program as JAX's 6-tuple (fun first), or (treedef, leaves)."""
-    options = trust
-    allowed = options.allowed_modules
-    if allowed is None and options.allow_pickle:
-        allowed = ANY_MODULE  # a peer trusted with pickles gains nothing by naming a function
-    try:
-        program = deserialize_program(
-            data, allow_pickle=options.allow_pickle, allowed_modules=allowed
-        )
-    except DecodeError as e:
-        if e.code != "wrong-payload-kind":
-            raise
+    """JAX's `_deserialize`, by the header's kind: a program as JAX's 6-tuple (fun first),
+    (treedef, leaves) of specs, or the value a ValuePayload holds."""
+    kind = payload_kind(data, DEFAULT_LIMITS)
+    if kind == payload_pb2.PAYLOAD_KIND_SPECS:
         return _deserialize_specs_bytes(data)
+    if kind == payload_pb2.PAYLOAD_KIND_VALUE:
+        return _deserialize_value_bytes(data)
+    try:  # a program, or bytes whose fault its reader names
+        program = deserialize_program(
+            data, allow_pickle=trust.allow_pickle, allowed_modules=_allowed_modules(trust)
+        )
     except LiftError as e:
         raise PluginLiftError(str(e)) from e
     if isinstance(program.fun, UnloadedFunction):
@@ -96,6 +134,26 @@ def deserialize(data: bytes) -> Any:
             )
         raise FunctionNotAvailableError(program.fun.reason)
     return program
+
+
+def _allowed_modules(options: Trust) -> Any:
+    """The modules a function by name may come from: a peer trusted with pickles gains nothing
+    by naming a function, so with allow_pickle and no list, any."""
+    if options.allowed_modules is None and options.allow_pickle:
+        return ANY_MODULE
+    return options.allowed_modules
+
+
+def _deserialize_value_bytes(data: bytes) -> Any:
+    options = trust
+    try:
+        return deserialize_value(
+            data, allow_pickle=options.allow_pickle, allowed_modules=_allowed_modules(options)
+        )
+    except PickleNotAllowed as e:
+        raise PickleNotAllowedError(str(e)) from e
+    except LiftError as e:
+        raise PluginLiftError(str(e)) from e
 
 
 def serialize_specs(treedef: Any, leaves: Sequence[Any], devices: Any) -> jax.Array:

@@ -9,6 +9,7 @@ becomes a subclass of both: `except ValueError` and `except LiftError` both work
 from __future__ import annotations
 
 from colocated_wire import EncodeError, FunctionNotAvailableError, LiftError
+from colocated_wire import PickleNotAllowedError as PickleNotAllowed
 
 
 class UnsupportedJaxError(RuntimeError):
@@ -30,5 +31,7 @@ class PluginLiftError(LiftError, ValueError):
     """A valid payload names what this process lacks (JAX: ValueError for a missing device)."""
 
 
-class PickleNotAllowedError(FunctionNotAvailableError):
-    """A pickled function arrived and the plugin was installed without allow_pickle=True."""
+class PickleNotAllowedError(FunctionNotAvailableError, PickleNotAllowed):
+    """A pickled function or value arrived and the plugin was installed without
+    allow_pickle=True (colocated_wire's PickleNotAllowedError, and JAX's type for a function
+    that cannot run)."""

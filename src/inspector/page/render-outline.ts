@@ -25,20 +25,27 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
   };
   const leafRow = (label: string, i: number) => {
     const leaf = part.leaves[i];
+    const sharding =
+      leaf.sharding === null
+        ? null
+        : h(
+            "a",
+            { href: `#sharding-${leaf.sharding}`, "data-sharding": leaf.sharding },
+            `sharding #${leaf.sharding}`,
+          );
+    // A value's leaf that is no array: its kind and what it is, and a sharding's grid.
+    const described = "kind" in leaf;
     return h(
       "li",
       { class: "leaf", "data-path": leaf.path, "data-leaf": i },
       h("span", { class: "key" }, label),
       " ",
-      h("code", { "data-field": "type" }, `${leaf.dtype}[${leaf.shape.join(",")}]`),
+      described
+        ? h("code", { "data-field": "type", "data-kind": leaf.kind }, leaf.text)
+        : h("code", { "data-field": "type" }, `${leaf.dtype}[${leaf.shape.join(",")}]`),
       " ",
-      leaf.sharding === null
-        ? h("span", { class: "none", "data-sharding": "none" }, "no sharding")
-        : h(
-            "a",
-            { href: `#sharding-${leaf.sharding}`, "data-sharding": leaf.sharding },
-            `sharding #${leaf.sharding}`,
-          ),
+      sharding ??
+        (described ? null : h("span", { class: "none", "data-sharding": "none" }, "no sharding")),
     );
   };
   /** A node's row; a container's children are drawn the first time it opens. */
