@@ -4,6 +4,7 @@
  */
 export { canonicalizePayload } from "./canonicalize";
 export { decodeProgram, decodeSpecs, decodeValue } from "./decode";
+export * from "./diff";
 export {
   type EncodeOptions,
   encodeProgram,

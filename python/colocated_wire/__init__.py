@@ -21,6 +21,7 @@ from colocated_wire.decode import (
     deserialize_specs,
     deserialize_value,
 )
+from colocated_wire.diff import diff
 from colocated_wire.encode import serialize_program, serialize_specs, serialize_value
 from colocated_wire.errors import (
     DecodeError,
@@ -54,6 +55,7 @@ __all__ = [
     "deserialize_program",
     "deserialize_specs",
     "deserialize_value",
+    "diff",
     "serialize_program",
     "serialize_specs",
     "serialize_value",

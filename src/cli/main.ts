@@ -6,6 +6,7 @@ import { payloadFromJson, payloadToJson } from "../json-form";
 import { toBase64Text } from "./base64-text";
 import { callCommand } from "./call";
 import { demoCommand } from "./demo";
+import { diffCommand } from "./diff";
 import { reportOf, UsageError } from "./errors";
 import { readJson, readPayload, writeBinaryToStdout, writeOutput } from "./files";
 import { inspectCommand } from "./inspect-page";
@@ -75,6 +76,7 @@ export function buildCli(): Command {
 
   program.addCommand(callCommand());
   program.addCommand(topologyCommand());
+  program.addCommand(diffCommand());
 
   // A usage mistake is one line and a hint, thrown to the one place that prints errors.
   for (const command of [program, ...program.commands]) {

@@ -1,0 +1,220 @@
+"""One payload as the diff reads it: parsed and checked as decoding checks it, then read from
+its checked messages and their facts, never lifted: lifting needs this process to have the
+payload's devices (and its classes), and a diff is asked where neither may be.
+TypeScript (src/diff/read-side.ts) compares the model it lifts to, which needs neither; both
+reach the same values: a tree of plain nodes, each leaf by its table entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from google.protobuf.message import Message
+
+from colocated_wire._gen.colocated.v1 import payload_pb2, tree_pb2
+from colocated_wire.entries import treedef
+from colocated_wire.entries.device_list import DEVICE_LIST
+from colocated_wire.entries.tree_nodes import Pickled
+from colocated_wire.errors import DecodeError
+from colocated_wire.limits import DEFAULT_LIMITS
+from colocated_wire.payload import function, specs, value
+from colocated_wire.payload.header import parse_payload, payload_kind
+from colocated_wire.schema_version import require_version
+from colocated_wire.table.check_table import CheckContext, check_table
+from colocated_wire.table.references import References
+
+
+class TreeNode:
+    """A node of a tree as TypeScript's model holds it (src/model/tree.ts): its kind ("leaf",
+    "none", "tuple", "list", "dict", "ordered_dict", "default_dict", "namedtuple", "custom"),
+    children, a dict's keys, a typed node's type, a custom node's data."""
+
+    __slots__ = (
+        "kind",
+        "children",
+        "keys",
+        "type_name",
+        "fields",
+        "node_data",
+        "type_pickle",
+        "default_factory",
+    )
+
+    def __init__(self, kind: str, children: list[TreeNode] | tuple = (), keys: tuple = ()):
+        self.kind = kind
+        self.children = children
+        self.keys = keys
+        self.type_name = ""
+        self.fields: tuple[str, ...] = ()
+        self.node_data = b""
+        self.type_pickle: bytes | None = None
+        self.default_factory: str | Pickled | None = None
+
+
+# Every tree shares its leaves and Nones: they hold nothing.
+LEAF = TreeNode("leaf")
+NONE = TreeNode("none")
+
+_KINDS = {
+    tree_pb2.NODE_KIND_TUPLE: "tuple",
+    tree_pb2.NODE_KIND_LIST: "list",
+    tree_pb2.NODE_KIND_DICT: "dict",
+    tree_pb2.NODE_KIND_ORDERED_DICT: "ordered_dict",
+    tree_pb2.NODE_KIND_DEFAULT_DICT: "default_dict",
+    tree_pb2.NODE_KIND_NAMEDTUPLE: "namedtuple",
+    tree_pb2.NODE_KIND_CUSTOM: "custom",
+}
+
+
+@dataclasses.dataclass(slots=True)
+class PartSide:
+    """One tree of a payload: "specs", a program's "input" and "output", or "value"."""
+
+    name: str
+    root: TreeNode
+    # Each leaf's table entry, in leaf order; in a value, a leaf that is no table entry is
+    # -2 - its position among the leaves written (DiffSide.values).
+    leaf_refs: list[int]
+
+
+@dataclasses.dataclass(slots=True)
+class DiffSide:
+    """A payload, checked: its table (messages, kinds and facts) and its parts."""
+
+    kind: str
+    bytes: int
+    minor_version: int
+    refs: References
+    parts: list[PartSide]
+    # A value's leaves that are no table entries, by their position among those written.
+    values: dict[int, payload_pb2.ValueLeaf] = dataclasses.field(default_factory=dict)
+    function: payload_pb2.Function | None = None  # a program's
+    devices: int | None = None  # a program's device list entry
+
+
+_NAMES = {
+    payload_pb2.PAYLOAD_KIND_SPECS: "specs",
+    payload_pb2.PAYLOAD_KIND_PROGRAM: "program",
+    payload_pb2.PAYLOAD_KIND_VALUE: "value",
+}
+
+
+def read_side(data: bytes) -> DiffSide:
+    """Parses and checks a payload for the diff; raises DecodeError as decoding does."""
+    kind = _NAMES.get(payload_kind(data, DEFAULT_LIMITS), "specs")  # else specs says why
+    if kind == "specs":
+        return _read_specs(data)
+    if kind == "program":
+        return _read_program(data)
+    return _read_value(data)
+
+
+def _read_specs(data: bytes) -> DiffSide:
+    msg, minor, refs, at = _checked(data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS)
+    shape = specs.check(_part(msg, "specs"), at("specs"))
+    part = PartSide("specs", tree_of(shape), list(treedef.leaf_refs(shape, msg.specs.leaves)))
+    return DiffSide("specs", len(data), minor, refs, [part])
+
+
+def _read_program(data: bytes) -> DiffSide:
+    """A program's parts, checked in field order as decoding checks them."""
+    kind = payload_pb2.PAYLOAD_KIND_PROGRAM
+    msg, minor, refs, at = _checked(data, payload_pb2.ProgramPayload, kind)
+    if not msg.HasField("devices"):
+        raise DecodeError("devices", "missing", "a program needs its devices")
+    refs.check(msg.devices, "devices", DEVICE_LIST)
+    function.check(msg.function, at("function"))
+    parts = []
+    for name, field in (("input", "input_specs"), ("output", "output_specs")):
+        part = _part(msg, field)
+        if part is None and name == "output":
+            continue
+        shape = specs.check(part, at(field))
+        leaf_refs = list(treedef.leaf_refs(shape, getattr(msg, field).leaves))
+        parts.append(PartSide(name, tree_of(shape), leaf_refs))
+    side = DiffSide("program", len(data), minor, refs, parts)
+    side.function, side.devices = msg.function, msg.devices
+    return side
+
+
+def _read_value(data: bytes) -> DiffSide:
+    """A value's tree and leaves: an entry by its index, any other leaf by -2 - its position."""
+    kind = payload_pb2.PAYLOAD_KIND_VALUE
+    msg, minor, refs, at = _checked(data, payload_pb2.ValuePayload, kind)
+    require_version("header.kind", "a value payload", value.VALUE_SINCE, minor)
+    shape = value.check(_part(msg, "value"), at("value"))
+    leaves = msg.value.leaves
+    is_entry = [leaf.WhichOneof("leaf") == "entry" for leaf in leaves]
+    written = [leaf.entry if is_entry[i] else -2 - i for i, leaf in enumerate(leaves)]
+    part = PartSide("value", tree_of(shape), list(treedef.leaf_refs(shape, written)))
+    side = DiffSide("value", len(data), minor, refs, [part])
+    side.values = {i: leaf for i, leaf in enumerate(leaves) if not is_entry[i]}
+    return side
+
+
+def _checked(data: bytes, cls: type[Message], kind: int) -> tuple[Any, int, References, Any]:
+    """The parsed payload, its minor version, its checked table, and the context of a part."""
+    limits = DEFAULT_LIMITS
+    msg, _ = parse_payload(data, cls, kind, limits)
+    minor = msg.header.minor_version
+    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
+
+    def at(path: str) -> CheckContext:
+        return CheckContext(refs.table_size, path, refs, limits, minor)
+
+    return msg, minor, refs, at
+
+
+def _part(msg: Message, field: str) -> Message | None:
+    """A message field, or None when it is absent."""
+    return getattr(msg, field) if msg.HasField(field) else None
+
+
+def tree_of(shape: treedef.TreeShape) -> TreeNode:
+    """The tree of a checked TreeDef's written nodes, each container made when its last child
+    is (as entries/treedef.py builds a PyTreeDef); a REPEAT is the very node its source became."""
+    nodes = shape.nodes
+    built: list[Any] = [None] * len(nodes)
+    stack: list[list[Any]] = []  # open containers: [awaited children, index, children so far]
+    for i, node in enumerate(nodes):
+        kind = node.kind
+        if kind == tree_pb2.NODE_KIND_LEAF:
+            new = [LEAF]
+        elif kind == tree_pb2.NODE_KIND_NONE:
+            new = [NONE]
+        elif kind == tree_pb2.NODE_KIND_LEAVES:
+            new = [LEAF] * node.arity
+        elif kind == tree_pb2.NODE_KIND_REPEAT:
+            new = [built[node.arity]]
+        elif node.arity:
+            stack.append([node.arity, i, []])
+            continue
+        else:
+            new = [_container(shape, node, [])]
+        built[i] = new[0]
+        while stack:
+            top = stack[-1]
+            top[2] += new
+            top[0] -= len(new)
+            if top[0]:
+                break
+            stack.pop()
+            j = top[1]
+            built[j] = _container(shape, nodes[j], top[2])
+            new = [built[j]]
+    return built[0]
+
+
+def _container(shape: treedef.TreeShape, node: Any, children: list[TreeNode]) -> TreeNode:
+    kind = _KINDS[node.kind]
+    out = TreeNode(kind, children, tuple(node.keys))
+    if node.node_type >= 0:
+        name, fields, pickle = shape.node_types[node.node_type]
+        if kind == "default_dict":
+            out.default_factory = Pickled(pickle) if pickle else (name or None)
+        else:
+            out.type_name, out.fields = name, tuple(fields)
+            out.type_pickle = pickle or None
+    out.node_data = node.data
+    return out
