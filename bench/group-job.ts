@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { freePort, jobFlags, spawnServer, type WorkerProcess } from "../src/cli/worker-process";
 
@@ -22,6 +23,7 @@ export async function startJob(root: string, processes: number, devices: number)
   const stop = () => Promise.all(workers.flatMap((w) => (w ? [w.stop()] : []))).then(() => {});
   // One member that fails to start would leave the others waiting for it: stop them all.
   const failed = new AbortController();
+  setMaxListeners(0, failed.signal); // one listener per worker
   const start = async (i: number) => {
     const args = [...flags, ...jobFlags(coordinator, processes, i)];
     try {

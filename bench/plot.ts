@@ -2,14 +2,14 @@ import { formatBytes, formatCount, formatMs } from "./format";
 import type { CaseResult, SideId } from "./results";
 
 /** One line of a chart. Dashed lines are decoding (or, for sizes, the shuffled order). */
-interface Series {
+export interface Series {
   name: string;
   color: string;
   dashed?: boolean;
   points: [number, number][];
 }
 
-interface Chart {
+export interface Chart {
   title: string;
   xLabel: string;
   formatY: (y: number) => string;
@@ -25,7 +25,7 @@ const COLORS: Record<SideId, string> = {
 };
 
 /** Each chart's box; its legend sits in the right margin, clear of the lines. */
-const PANEL = { width: 610, height: 330, left: 70, right: 185, top: 34, bottom: 44 };
+export const PANEL = { width: 610, height: 330, left: 70, right: 185, top: 34, bottom: 44 };
 
 /** The SVG: size and time against device count (S3) and against leaf count (S4), log-log. */
 export function plotSvg(cases: readonly CaseResult[]): string {
@@ -140,7 +140,7 @@ function points(
 }
 
 /** One log-log chart with decade grid lines and a legend, its top-left corner at (x0, y0). */
-function lineChart(chart: Chart, x0: number, y0: number): string {
+export function lineChart(chart: Chart, x0: number, y0: number): string {
   const all = chart.series.flatMap((s) => s.points);
   if (!all.length) return "";
   const decades = (values: number[]) => [
@@ -211,6 +211,6 @@ function legend(series: Series[], x: number, y: number): string {
   return out.join("\n");
 }
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

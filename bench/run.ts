@@ -6,7 +6,8 @@ import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
-import { groupMarkdown, groupWanted, runGroupSection } from "./group";
+import { groupParts, runGroupSection } from "./group";
+import { groupMarkdown } from "./group-report";
 import { inspectorCases, inspectorMarkdown, runInspectorSection } from "./inspector";
 import { measureLimit } from "./limit";
 import { loadMarkdown, loadWanted, runLoadSection } from "./load";
@@ -130,10 +131,14 @@ async function main(): Promise<void> {
         progress: (task) => bar.update({ task }),
       })
     : undefined;
-  // Many workers as one JAX job: a call over 1, 2 and 4 workers (group.json, group.md).
-  const fanOut = groupWanted(options.quick, options.filter)
+  // Many workers as one JAX job: real workers, 1 to 16, and the controller alone over
+  // fixed-answer members, 16 to 1,024 (group.json, group.md, group.svg, its README part).
+  const groupPart = groupParts(options.quick, options.filter);
+  const fanOut = groupPart
     ? await runGroupSection(ROOT, outDir, {
         quick: options.quick,
+        parts: groupPart,
+        readme: !partial && !options.out,
         progress: (task) => bar.update({ task }),
       })
     : undefined;

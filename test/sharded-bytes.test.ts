@@ -1,5 +1,5 @@
 import { DeviceList, Mesh, NamedSharding, PartitionSpec, ShapeDtypeStruct } from "../src";
-import { GroupBuffers, memberScope } from "../src/rpc/group-shards";
+import { planShards } from "../src/rpc/group-shards";
 import { shardedBytes } from "../src/rpc/sharded-bytes";
 import { range } from "./fixtures";
 
@@ -19,11 +19,14 @@ describe("shardedBytes", () => {
   });
 
   test("a group member counts only the shards its devices hold", () => {
-    const scope = (devices: number[]) =>
-      memberScope(new Set(devices), 0, new GroupBuffers(), "process 0");
-    expect(shardedBytes([f32([8, 4], "x", "y")], scope([0, 1, 2, 3]))).toBe(64);
-    expect(shardedBytes([f32([8, 4], "x", "y")], scope([0]))).toBe(16);
-    expect(shardedBytes([f32([8, 4])], scope([4, 5, 6, 7]))).toBe(128); // its own replica
-    expect(shardedBytes([f32([8, 4], "y")], scope([0, 4]))).toBe(32); // one shard, two devices
+    // The member of `devices` (member 0 of a group of one, the job's first device 0).
+    const bytesOn = (devices: number[], spec: ShapeDtypeStruct) => {
+      const [shards] = planShards([spec], new Map(devices.map((d) => [d, 0])), 1, 0);
+      return shardedBytes([spec], (_, leaf) => shards[leaf]);
+    };
+    expect(bytesOn([0, 1, 2, 3], f32([8, 4], "x", "y"))).toBe(64);
+    expect(bytesOn([0], f32([8, 4], "x", "y"))).toBe(16);
+    expect(bytesOn([4, 5, 6, 7], f32([8, 4]))).toBe(128); // its own replica
+    expect(bytesOn([0, 4], f32([8, 4], "y"))).toBe(32); // one shard, two devices
   });
 });

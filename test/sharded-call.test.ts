@@ -1,5 +1,4 @@
 import { credentials, Metadata, status } from "@grpc/grpc-js";
-import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import {
   ColocatedWorkerServiceClient,
   type ExecuteShardedRequest,
@@ -138,8 +137,8 @@ describe("ShardedOutputs checks the worker's stream", () => {
     for (const c of chunks) o.chunk(c);
   };
   function outputs() {
-    const out = new ShardedOutputs(1);
-    out.specs(SpecsPayload.decode(message()));
+    const out = new ShardedOutputs(2);
+    out.specs(message());
     return out;
   }
   const faults: [string, (o: ShardedOutputs) => void, string][] = [
@@ -185,19 +184,19 @@ describe("ShardedOutputs checks the worker's stream", () => {
   ];
   test("outputs land in the caller's buffers when given, each checked against its output", () => {
     const mine = new Uint8Array(128);
-    const out = new ShardedOutputs(1, undefined, [mine]);
-    out.specs(SpecsPayload.decode(message()));
+    const out = new ShardedOutputs(2, undefined, [mine]);
+    out.specs(message());
     for (const { index } of distinctShards(spec.sharding as NamedSharding, spec.shape)) {
       out.chunk({ ...chunk(0, 16, index, true), data: new Uint8Array(16).fill(7) });
     }
     out.end();
     expect(out.result()[0]).toBe(mine);
     expect(mine.every((b) => b === 7)).toBe(true);
-    const specs = SpecsPayload.decode(message());
-    expect(() => new ShardedOutputs(1, undefined, [new Uint8Array(64)]).specs(specs)).toThrow(
+    const specs = message();
+    expect(() => new ShardedOutputs(2, undefined, [new Uint8Array(64)]).specs(specs)).toThrow(
       "into[0]: 64 bytes, but the float32[8,4]",
     );
-    expect(() => new ShardedOutputs(1, undefined, [mine, mine]).specs(specs)).toThrow(
+    expect(() => new ShardedOutputs(2, undefined, [mine, mine]).specs(specs)).toThrow(
       "into: 2 buffers for 1 output leaves",
     );
   });
@@ -218,7 +217,7 @@ describe("into takes any ArrayBufferView, and anything else is refused at the ca
     checkShardedCall([], [], { into: into as ArrayBufferView[] }).into;
   const payload = () => {
     const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(spec);
-    return SpecsPayload.decode(encodeSpecs(treedef, leaves));
+    return encodeSpecs(treedef, leaves);
   };
 
   test("each buffer becomes a Uint8Array on exactly its bytes; a Uint8Array is itself", () => {
@@ -243,7 +242,7 @@ describe("into takes any ArrayBufferView, and anything else is refused at the ca
     const big = new Uint8Array(160).fill(0xee);
     const window = new DataView(big.buffer, 16, 128);
     for (const into of [new Float32Array(32), window]) {
-      const out = new ShardedOutputs(1, undefined, check([into]));
+      const out = new ShardedOutputs(2, undefined, check([into]));
       out.specs(payload());
       for (const { index } of distinctShards(spec.sharding as NamedSharding, spec.shape)) {
         const shard = Float32Array.from(range(4), (k) => 10 * index.start[0] + k + index.start[1]);
@@ -274,7 +273,7 @@ describe("into takes any ArrayBufferView, and anything else is refused at the ca
   });
 
   test("a view of the wrong size names the output, its byte length and the view's", () => {
-    const out = new ShardedOutputs(1, undefined, check([new Float32Array(16)]));
+    const out = new ShardedOutputs(2, undefined, check([new Float32Array(16)]));
     expect(() => out.specs(payload())).toThrow(
       "into[0]: 64 bytes, but the float32[8,4] output has 128",
     );

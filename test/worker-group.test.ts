@@ -26,7 +26,7 @@ import {
 } from "../src/rpc";
 import { connectAll } from "../src/rpc/group-connect";
 import { settleMembers } from "../src/rpc/group-failure";
-import { memberShards } from "../src/rpc/group-shards";
+import { planShards } from "../src/rpc/group-shards";
 import { checkOneJob } from "../src/rpc/group-topology";
 import { range } from "./fixtures";
 import {
@@ -187,10 +187,11 @@ describe("the one-job check and the shards of a member (no workers)", () => {
   });
 
   test("a member gets the shards its devices hold, a shared one once", () => {
-    const first = new Set(IDS.slice(0, 4));
-    const second = new Set(IDS.slice(4));
-    const starts = (spec: ShapeDtypeStruct, devices: Set<number>) =>
-      memberShards(spec, devices, IDS[0]).map((s) => s.start.join(","));
+    // Member 0 holds the first process's devices, member 1 the second's.
+    const memberOf = new Map(IDS.map((id, i) => [id, i < 4 ? 0 : 1]));
+    const [first, second] = [0, 1];
+    const starts = (spec: ShapeDtypeStruct, member: number) =>
+      planShards([spec], memberOf, 2, IDS[0])[member][0].map((s) => s.start.join(","));
     // Split over both processes: four shards each.
     expect(starts(f32([8, 4], "x", "y"), first)).toEqual(["0,0", "0,1", "0,2", "0,3"]);
     expect(starts(f32([8, 4], "x", "y"), second)).toEqual(["4,0", "4,1", "4,2", "4,3"]);
@@ -363,7 +364,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       startWorker(["--devices", "4", "--min-version", "1"]),
     ]);
     const [old, plain, newer] = alone;
-    // The plain worker alone would speak 1.1; with one that stops at 1.0, both speak 1.0.
+    // The plain worker alone would speak 1.2; with one that stops at 1.0, both speak 1.0.
     const clients = await connectAll([plain.target, old.target], {});
     expect(clients.map((c) => c.version)).toEqual([0, 0]);
     for (const c of clients) c.close();
@@ -373,7 +374,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     );
     expect(mismatch).toBeInstanceOf(VersionMismatchError);
     expect((mismatch as Error).message).toBe(
-      `no colocated.v1 version that every worker accepts: ${old.target} supports 1.0–1.0, ${newer.target} 1.1–1.1`,
+      `no colocated.v1 version that every worker accepts: ${old.target} supports 1.0–1.0, ${newer.target} 1.1–1.2`,
     );
     const error = await connect([old, plain]).then(
       () => undefined,

@@ -1,9 +1,8 @@
-import { type CallOptions, type Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import type { ProgramPayload } from "../../gen/ts/colocated/v1/payload";
+import { status } from "@grpc/grpc-js";
 import {
   ColocatedWorkerServiceClient,
   ExecuteRequest,
-  LoadProgramRequest,
+  LoadProgramResponse,
 } from "../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
@@ -25,14 +24,16 @@ import {
   negotiateVersion,
   type VersionRange,
 } from "./negotiate";
-import { ProgramHandles } from "./program-handles";
+import { ProgramHandles, type SentProgram, sentProgram } from "./program-handles";
 import { shardedBytes } from "./sharded-bytes";
 import {
   callSharded,
   checkShardedCall,
   type ShardedOptions,
   type ShardedResult,
+  type ShardedTarget,
 } from "./sharded-call";
+import { startMessage } from "./sharded-request";
 import { type Topology, topologyOf } from "./topology";
 import { type CallTarget, callUnary, checkDeadline, type UnaryMethod } from "./unary";
 
@@ -42,10 +43,17 @@ export const DEFAULT_DEADLINE_MS = 30_000;
 /** Programs and outputs are small, but larger than gRPC's 4 MiB default; the worker agrees. */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
-/** Execute goes as bytes both ways: the response is read in place (execute-response.ts). */
+/**
+ * Execute goes as bytes both ways: the response is read in place (execute-response.ts).
+ * LoadProgram's request is bytes encoded once per program for every client
+ * (program-handles.ts), GetTopology's answer bytes a WorkerGroup compares (group-topology.ts).
+ */
 const EXECUTE = "/colocated.v1.ColocatedWorkerService/Execute";
+const LOAD_PROGRAM = "/colocated.v1.ColocatedWorkerService/LoadProgram";
+const GET_TOPOLOGY = "/colocated.v1.ColocatedWorkerService/GetTopology";
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 const asIs = (b: Buffer) => b;
+const EMPTY = new Uint8Array(0);
 
 /**
  * How to reach a worker (TLS, compression: ChannelOptions), which versions to offer it, and how
@@ -78,12 +86,9 @@ export interface ExecuteResult {
 export class WorkerClient {
   private readonly handles: ProgramHandles;
   private readonly outputSpecs: DecodedSpecs;
-  private readonly executeBytes: (
-    request: Uint8Array,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: Buffer) => void,
-  ) => { cancel(): void };
+  private readonly executeBytes: UnaryMethod<Uint8Array, Buffer>;
+  private readonly loadBytes: UnaryMethod<Uint8Array, LoadProgramResponse>;
+  private readonly topologyBytes: UnaryMethod<Uint8Array, Buffer>;
 
   private constructor(
     private readonly stub: ColocatedWorkerServiceClient,
@@ -97,12 +102,17 @@ export class WorkerClient {
     /** Keeps the calls within the worker's limits (src/rpc/call-queue.ts). */
     private readonly queue: CallQueue,
   ) {
-    this.handles = new ProgramHandles(version, (program) => this.load(program));
+    this.handles = new ProgramHandles((program) => this.load(program));
     this.outputSpecs = new DecodedSpecs(version);
-    this.executeBytes = (request, metadata, options, callback) =>
-      stub.makeUnaryRequest(EXECUTE, asBuffer, asIs, request, metadata, options, (error, bytes) =>
-        callback(error, bytes as Buffer),
-      );
+    const bytesMethod =
+      <Res>(path: string, read: (b: Buffer) => Res): UnaryMethod<Uint8Array, Res> =>
+      (request, metadata, options, callback) =>
+        stub.makeUnaryRequest(path, asBuffer, read, request, metadata, options, (error, res) =>
+          callback(error, res as Res),
+        );
+    this.executeBytes = bytesMethod(EXECUTE, asIs);
+    this.loadBytes = bytesMethod(LOAD_PROGRAM, (b) => LoadProgramResponse.decode(b));
+    this.topologyBytes = bytesMethod(GET_TOPOLOGY, asIs);
   }
 
   /** Connects and negotiates a version; throws VersionMismatchError when there is none. */
@@ -162,7 +172,7 @@ export class WorkerClient {
     inputs: readonly Uint8Array[],
     options: ExecuteOptions = {},
   ): Promise<ExecuteResult> {
-    const sent = this.handles.sent(program);
+    const sent = sentProgram(program, this.version);
     const call = async (handle: Promise<Uint8Array>) => {
       const request = ExecuteRequest.encode({
         version: this.version,
@@ -184,7 +194,12 @@ export class WorkerClient {
 
   /** Loads a program on the worker (once per program) and returns its handle, a SHA-256 digest. */
   loadProgram(program: Program | Uint8Array): Promise<Uint8Array> {
-    return this.handles.handle(this.handles.sent(program));
+    return this.handles.handle(sentProgram(program, this.version));
+  }
+
+  /** The handle of a program as sentProgram gave it (a WorkerGroup lowers it once for all). */
+  loadSent(sent: SentProgram): Promise<Uint8Array> {
+    return this.handles.handle(sent);
   }
 
   /**
@@ -218,23 +233,52 @@ export class WorkerClient {
     options: ShardedOptions = {},
   ): Promise<ShardedResult> {
     // Before the program is loaded.
-    checkShardedCall(program.inputs.leaves, inputs, options, program.outputs?.leaves);
-    const sent = this.handles.sent(program);
+    const checked = checkShardedCall(
+      program.inputs.leaves,
+      inputs,
+      options,
+      program.outputs?.leaves,
+    );
+    const bytes = shardedBytes(program.inputs.leaves, options.scope?.inputShards);
+    return this.withHandle(
+      sentProgram(program, this.version),
+      bytes,
+      options,
+      (target, digest, deadlineMs) => {
+        const start = startMessage({ version: this.version, handle: { digest } });
+        const call = { ...options, deadlineMs };
+        return callSharded(target, this.version, start, program.inputs.leaves, checked, call);
+      },
+    );
+  }
+
+  /**
+   * Runs a sharded call (`call`) with the worker's handle of `sent`, loaded first unless this
+   * client has loaded it, within this client's queue for the worker's limits, holding `bytes`;
+   * `call` gets the milliseconds left of its deadline. When the worker no longer holds the
+   * program (NOT_FOUND: evicted, or restarted), it is loaded again and the call made once
+   * more. executeSharded and a WorkerGroup's member calls both go through here.
+   */
+  async withHandle<T>(
+    sent: SentProgram,
+    bytes: number,
+    options: ExecuteOptions,
+    call: (target: ShardedTarget, digest: Uint8Array, deadlineMs: number) => Promise<T>,
+  ): Promise<T> {
     const target = { stub: this.stub, target: this.target, deadlineMs: this.deadlineMs };
-    const bytes = shardedBytes(program.inputs.leaves, options.scope);
-    const call = async (handle: Promise<Uint8Array>) => {
-      const start = { version: this.version, handle: { digest: await handle } };
+    const run = async (handle: Promise<Uint8Array>) => {
+      const digest = await handle;
       return this.queue.run(bytes, this.callTarget("ExecuteSharded", options), (deadlineMs) =>
-        callSharded(target, start, program.inputs.leaves, inputs, { ...options, deadlineMs }),
+        call(target, digest, deadlineMs),
       );
     };
     const handle = this.handles.handle(sent);
     try {
-      return await call(handle);
+      return await run(handle);
     } catch (error) {
       if (!(error instanceof WorkerError && error.code === status.NOT_FOUND)) throw error;
       this.handles.forget(sent, handle);
-      return call(this.handles.handle(sent));
+      return run(this.handles.handle(sent));
     }
   }
 
@@ -253,18 +297,27 @@ export class WorkerClient {
     return topologyOf(response);
   }
 
+  /** GetTopology's answer as the worker wrote it: a WorkerGroup compares its members' by bytes. */
+  getTopologyBytes(options: ExecuteOptions = {}): Promise<Uint8Array> {
+    return callUnary(this.topologyBytes, EMPTY, {
+      target: this.target,
+      method: "GetTopology",
+      deadlineMs: options.deadlineMs ?? this.deadlineMs,
+      signal: options.signal,
+    });
+  }
+
   /** Closes the channel once calls in flight end (grpc-js lets them finish); cancel one with `signal`. */
   close(): void {
     this.stub.close();
   }
 
-  private async load(program: ProgramPayload): Promise<Uint8Array> {
-    const request = { version: this.version, program };
+  private async load(program: SentProgram): Promise<Uint8Array> {
     const response = await this.queued(
-      LoadProgramRequest.encode(request).finish().byteLength, // as the worker counts it
+      program.request.byteLength, // as the worker counts it
       this.callTarget("LoadProgram", {}),
-      this.stub.loadProgram.bind(this.stub),
-      request,
+      this.loadBytes,
+      program.request,
     );
     if (!response.handle?.digest.length) {
       throw new WorkerError(status.INTERNAL, "the worker answered LoadProgram with no handle");

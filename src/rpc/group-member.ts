@@ -22,6 +22,9 @@ export function describeMember(member: GroupMember): string {
   return `process ${member.processIndex} (${member.target})`;
 }
 
+/** How many cancelled members a MemberError's message names; `cancelled` holds them all. */
+const MAX_NAMED = 8;
+
 /**
  * A group call failed because one member failed: which member, and why (`cause`: its
  * WorkerError, or the DecodeError of its answer). The call was cancelled on the others.
@@ -36,9 +39,9 @@ export class MemberError extends WorkerError {
     readonly cancelled: readonly GroupMember[],
   ) {
     const code = cause instanceof WorkerError ? cause.code : status.INTERNAL;
-    const others = cancelled.length
-      ? `; cancelled on ${cancelled.map(describeMember).join(", ")}`
-      : "";
+    const named = cancelled.slice(0, MAX_NAMED).map(describeMember);
+    if (cancelled.length > MAX_NAMED) named.push(`${cancelled.length - MAX_NAMED} more`);
+    const others = named.length ? `; cancelled on ${named.join(", ")}` : "";
     super(
       code,
       cause instanceof WorkerError ? cause.details : cause.message,

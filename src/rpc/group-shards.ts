@@ -1,60 +1,43 @@
-import { DecodeError } from "../errors";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { distinctShards, type ShardIndex } from "../shard-indices";
-import type { ShardScope } from "./sharded-outputs";
+
+/** Of each member, of each leaf, the distinct shards the member's devices hold. */
+export type MemberShards = ShardIndex[][][];
 
 /**
- * The output buffers of one group call, shared by its members' streams: the first member to
- * send its output specs makes each buffer, and every member's shards land in them. A shard
- * that several members hold arrives from each (the same bytes, by SPMD) in the same place.
+ * Every member's part of some arrays (a program's inputs, or its outputs), found in one pass
+ * per array however many members there are: of each array, the distinct shards that at least
+ * one of a member's devices holds, each once (the member places it on all of them, and returns
+ * it once), in JAX's order. A leaf with no sharding lives whole on the program's first device,
+ * as the worker places it, so only that device's member gets it. `memberOf` maps each device
+ * id of the job to its member's position. Throws ShardIndexError as distinctShards does.
  */
-export class GroupBuffers {
-  private readonly buffers: Uint8Array[] = [];
-
-  /** Output `leaf`'s buffer; a member whose output is another size disagrees with the others. */
-  buffer(leaf: number, bytes: number, make: () => Uint8Array, member: string): Uint8Array {
-    const known = this.buffers[leaf];
-    if (known === undefined) {
-      this.buffers[leaf] = make();
-      return this.buffers[leaf];
-    }
-    if (known.length !== bytes) {
-      const detail = `${member} sends ${bytes} bytes, another member ${known.length}: the members' output specs differ`;
-      throw new DecodeError(`outputs[${leaf}]`, "invalid-value", detail);
-    }
-    return known;
-  }
-}
-
-/**
- * One member's part of a group call: of each array, the distinct shards that at least one of
- * the member's devices holds, each once (the member places it on all of them, and returns it
- * once). A leaf with no sharding lives whole on the program's first device, as the worker
- * places it, so only that device's member gets it. Outputs land in `buffers`.
- */
-export function memberScope(
-  devices: ReadonlySet<number>,
+export function planShards(
+  specs: readonly ShapeDtypeStruct[],
+  memberOf: ReadonlyMap<number, number>,
+  members: number,
   firstDevice: number,
-  buffers: GroupBuffers,
-  member: string,
-): ShardScope {
-  return {
-    shardsOf: (spec) => memberShards(spec, devices, firstDevice),
-    buffer: (leaf, bytes, make) => buffers.buffer(leaf, bytes, make, member),
-  };
-}
-
-/** The distinct shards of `spec` that any of `devices` holds, in JAX's order. */
-export function memberShards(
-  spec: ShapeDtypeStruct,
-  devices: ReadonlySet<number>,
-  firstDevice: number,
-): ShardIndex[] {
-  if (spec.sharding === null) {
-    if (!devices.has(firstDevice)) return [];
-    return [{ start: spec.shape.map(() => 0), stop: [...spec.shape] }];
-  }
-  return distinctShards(spec.sharding, spec.shape)
-    .filter((shard) => shard.devices.some((d) => devices.has(d)))
-    .map((shard) => shard.index);
+): MemberShards {
+  const plan: MemberShards = Array.from({ length: members }, () => specs.map(() => []));
+  // The last shard each member was given, so a shard held by several of its devices goes once.
+  const given = new Int32Array(members).fill(-1);
+  specs.forEach((spec, leaf) => {
+    if (spec.sharding === null) {
+      const member = memberOf.get(firstDevice);
+      if (member !== undefined) {
+        plan[member][leaf].push({ start: spec.shape.map(() => 0), stop: [...spec.shape] });
+      }
+      return;
+    }
+    given.fill(-1);
+    distinctShards(spec.sharding, spec.shape).forEach((shard, k) => {
+      for (const device of shard.devices) {
+        const member = memberOf.get(device);
+        if (member === undefined || given[member] === k) continue;
+        given[member] = k;
+        plan[member][leaf].push(shard.index);
+      }
+    });
+  });
+  return plan;
 }

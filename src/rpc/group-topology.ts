@@ -1,4 +1,11 @@
-import type { JobDevice, Topology } from "./topology";
+import { DecodeError } from "../errors";
+import {
+  checkProcessIndex,
+  type JobDevice,
+  readTopologyBytes,
+  type Topology,
+  topologyOfBytes,
+} from "./topology";
 
 /**
  * Why workers are not one JAX job: `process-count` (their jobs have different process counts,
@@ -64,6 +71,7 @@ export function checkOneJob(
   const devices = first.topology.devices;
   const want = devices.map(deviceKey).join(" ");
   for (const m of rest) {
+    if (m.topology.devices === devices) continue; // one list, read once (checkOneJobBytes)
     if (m.topology.devices.map(deviceKey).join(" ") !== want) {
       throw new GroupTopologyError(
         "devices",
@@ -71,10 +79,50 @@ export function checkOneJob(
       );
     }
   }
-  const byProcess = Array.from({ length: count }, (_, p) =>
-    devices.filter((d) => d.processIndex === p),
-  );
+  const byProcess = Array.from({ length: count }, (): JobDevice[] => []);
+  for (const d of devices) byProcess[d.processIndex].push(d);
   return { processCount: count, devices, byProcess };
+}
+
+/**
+ * checkOneJob over the members' GetTopology answers as bytes (WorkerClient.getTopologyBytes),
+ * at a cost that grows with the members plus the devices, not their product: every member of
+ * a job lists the same devices, so the first member's answer is decoded and checked, and each
+ * other's devices are compared with it byte for byte. Only when some member's bytes differ is
+ * each answer decoded and compared device by device, to name what differs. Returns the job,
+ * and each member's process index; throws GroupTopologyError, or DecodeError for an answer
+ * that is not a valid topology.
+ */
+export function checkOneJobBytes(answers: readonly { target: string; bytes: Uint8Array }[]): {
+  job: GroupTopology;
+  processIndex: number[];
+} {
+  const read = answers.map((a) => readTopologyBytes(a.bytes));
+  const [first] = read;
+  if (first === undefined) throw new RangeError("a worker group needs at least one worker");
+  const want = first.devices;
+  const same = (devices: Uint8Array | undefined) =>
+    devices !== undefined && want !== undefined && Buffer.compare(devices, want) === 0;
+  let members: { target: string; topology: Topology }[];
+  if (read.every((r) => same(r.devices))) {
+    const devices = topologyOfBytes(answers[0].bytes).devices;
+    members = answers.map((a, i) => {
+      const { processCount, processIndex } = read[i];
+      checkProcessIndex(processCount, processIndex);
+      return { target: a.target, topology: { processCount, processIndex, devices } };
+    });
+  } else {
+    members = answers.map((a) => ({ target: a.target, topology: topologyOfBytes(a.bytes) }));
+  }
+  const job = checkOneJob(members);
+  members.forEach((m, i) => {
+    const p = m.topology.processIndex;
+    if (job.byProcess[p].length === 0) {
+      const detail = `no device of the worker's own process ${p}`;
+      throw new DecodeError(`devices (${answers[i].target})`, "invalid-value", detail);
+    }
+  });
+  return { job, processIndex: members.map((m) => m.topology.processIndex) };
 }
 
 /** A device's id and process, as the members must agree on them. */

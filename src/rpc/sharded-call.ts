@@ -1,26 +1,22 @@
 import { type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
-import {
-  type ColocatedWorkerServiceClient,
-  ExecuteShardedResponse,
-  type ExecuteStart,
-} from "../../gen/ts/colocated/v1/service";
+import type { ColocatedWorkerServiceClient } from "../../gen/ts/colocated/v1/service";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
 import { callMetadata } from "./call-id";
 import { WorkerError } from "./errors";
 import { ShardLayout } from "./shard-layout";
 import { checkInto, ShardedOutputs, type ShardScope, WHOLE_ARRAYS } from "./sharded-outputs";
-import { chunkMessage, END_MESSAGE, startMessage } from "./sharded-request";
+import { chunkMessage, END_MESSAGE } from "./sharded-request";
+import { readShardedResponse, type ShardedResponse } from "./sharded-response";
 import { checkDeadline } from "./unary";
 
 /** The bytes of one chunk unless asked otherwise; the worker takes at most MAX_CHUNK_BYTES. */
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 export const MAX_CHUNK_BYTES = 4 << 20;
 
-/** Requests go as the bytes sharded-request.ts writes; responses are decoded as generated. */
+/** Requests go as the bytes sharded-request.ts writes; responses are read from their bytes. */
 const EXECUTE_SHARDED = "/colocated.v1.ColocatedWorkerService/ExecuteSharded";
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-const decodeResponse = (b: Buffer) => ExecuteShardedResponse.decode(b);
 
 /** Bytes moved so far in one sharded call. */
 export interface ShardedProgress {
@@ -69,45 +65,57 @@ export interface ShardedResult {
   outputSpecsPayload: Uint8Array;
 }
 
+/** A call's inputs and options once checked (checkShardedCall). */
+export interface CheckedCall {
+  chunkBytes: number;
+  /** Each input's bytes, a view of the caller's array. */
+  globals: Uint8Array[];
+  into?: Uint8Array[];
+}
+
 /**
- * Runs a program on the worker with ExecuteSharded: `start`, then each input's distinct
- * shards (a replicated shard once) in chunks read from the caller's global arrays (one run
- * of the global array is sent as a view, never copied whole), then `end`; the outputs come
- * back the same way into one buffer each. Throws WorkerError when the call fails,
- * DecodeError when the worker's stream is not valid.
+ * Runs a program on the worker with ExecuteSharded: `start` (the ExecuteStart message's bytes,
+ * sharded-request.ts, at `version`), then each input's distinct shards (a replicated shard
+ * once) in chunks read from the caller's global arrays (a chunk's bytes are copied once, from
+ * the global array into its message), then `end`; the outputs come back the same way into one
+ * buffer each. Throws WorkerError when the call fails, DecodeError when the worker's stream
+ * is not valid.
  */
 export function callSharded(
   call: ShardedTarget,
-  start: ExecuteStart,
+  version: number,
+  start: Uint8Array,
   inputSpecs: readonly ShapeDtypeStruct[],
-  inputs: readonly ArrayBufferView[],
+  checked: CheckedCall,
   options: ShardedOptions = {},
 ): Promise<ShardedResult> {
   const deadlineMs = options.deadlineMs ?? call.deadlineMs;
   checkDeadline(deadlineMs);
-  const { chunkBytes, globals, into } = checkShardedCall(inputSpecs, inputs, options);
+  const { chunkBytes, globals, into } = checked;
   const scope = options.scope ?? WHOLE_ARRAYS;
-  const outputs = new ShardedOutputs(start.version, scope, into);
+  const outputs = new ShardedOutputs(version, scope, into);
   const progress: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
   const stream = call.stub.makeBidiStreamRequest(
     EXECUTE_SHARDED,
     asBuffer,
-    decodeResponse,
+    readShardedResponse,
     callMetadata(options.callId),
     { deadline: Date.now() + deadlineMs },
   );
 
   return new Promise<ShardedResult>((resolve, reject) => {
     let settled = false;
+    const cancel = () => stream.cancel();
     const fail = (error: unknown) => {
       if (settled) return;
       settled = true;
+      options.signal?.removeEventListener("abort", cancel);
       stream.cancel();
       reject(error);
     };
     options.signal?.throwIfAborted();
-    options.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
-    stream.on("data", (response: ExecuteShardedResponse) => {
+    options.signal?.addEventListener("abort", cancel, { once: true });
+    stream.on("data", (response: ShardedResponse) => {
       try {
         receive(outputs, response);
         progress.receivedBytes = outputs.receivedBytes;
@@ -123,6 +131,7 @@ export function callSharded(
       try {
         const data = outputs.result();
         settled = true;
+        options.signal?.removeEventListener("abort", cancel);
         resolve({
           outputs: outputs.outputs as ShardedResult["outputs"],
           data,
@@ -133,7 +142,7 @@ export function callSharded(
       }
     });
     const send = async () => {
-      await write(stream, startMessage(start));
+      await write(stream, start);
       for (const { message, dataBytes } of inputChunks(inputSpecs, globals, chunkBytes, scope)) {
         if (settled) return;
         await write(stream, message);
@@ -159,7 +168,7 @@ export function checkShardedCall(
   inputs: readonly ArrayBufferView[],
   options: ShardedOptions,
   outputs?: readonly ShapeDtypeStruct[],
-): { chunkBytes: number; globals: Uint8Array[]; into?: Uint8Array[] } {
+): CheckedCall {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   if (!(Number.isInteger(chunkBytes) && chunkBytes > 0 && chunkBytes <= MAX_CHUNK_BYTES)) {
     throw new RangeError(`chunkBytes is an integer in [1, ${MAX_CHUNK_BYTES}], not ${chunkBytes}`);
@@ -233,7 +242,7 @@ function* inputChunks(
   for (let leaf = 0; leaf < specs.length; leaf++) {
     const spec = specs[leaf];
     const item = elementByteLength(spec) as number;
-    for (const index of scope.shardsOf(spec)) {
+    for (const index of scope.inputShards(spec, leaf)) {
       const layout = new ShardLayout(spec.shape, index, item);
       const total = layout.byteLength;
       let offset = 0;
@@ -248,8 +257,7 @@ function* inputChunks(
   }
 }
 
-function receive(outputs: ShardedOutputs, response: ExecuteShardedResponse): void {
-  const part = response.part;
+function receive(outputs: ShardedOutputs, part: ShardedResponse): void {
   if (part?.$case === "outputSpecs") outputs.specs(part.value);
   else if (part?.$case === "chunk") outputs.chunk(part.value);
   else if (part?.$case === "end") outputs.end();
@@ -257,7 +265,7 @@ function receive(outputs: ShardedOutputs, response: ExecuteShardedResponse): voi
 
 /** Writes one message, waiting while the channel's buffer is full. */
 function write(
-  stream: ClientDuplexStream<Uint8Array, ExecuteShardedResponse>,
+  stream: ClientDuplexStream<Uint8Array, ShardedResponse>,
   message: Uint8Array,
 ): Promise<void> | undefined {
   if (stream.write(message)) return undefined;

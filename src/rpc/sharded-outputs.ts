@@ -1,5 +1,3 @@
-import { SpecsPayload } from "../../gen/ts/colocated/v1/payload";
-import type { ShardChunk } from "../../gen/ts/colocated/v1/service";
 import { decodeSpecs } from "../decode";
 import { DecodeError } from "../errors";
 import type { Specs } from "../model/program";
@@ -8,40 +6,175 @@ import { describeIndex, distinctShards, type ShardIndex, ShardIndexError } from 
 import { describeArray, elementByteLength } from "./array-bytes";
 import { ShardLayout } from "./shard-layout";
 
+/** Each spec's distinct shards, found once per spec (a ShapeDtypeStruct never changes). */
+const SHARDS = new WeakMap<ShapeDtypeStruct, readonly ShardIndex[]>();
+
 /** An array's distinct shards: each slice of the global array once, however many hold it. */
-export function shardsOf(spec: ShapeDtypeStruct): ShardIndex[] {
-  if (spec.sharding === null) return [{ start: spec.shape.map(() => 0), stop: [...spec.shape] }];
-  return distinctShards(spec.sharding, spec.shape).map((s) => s.index);
+export function shardsOf(spec: ShapeDtypeStruct): readonly ShardIndex[] {
+  let shards = SHARDS.get(spec);
+  if (shards === undefined) {
+    shards =
+      spec.sharding === null
+        ? [{ start: spec.shape.map(() => 0), stop: [...spec.shape] }]
+        : distinctShards(spec.sharding, spec.shape).map((s) => s.index);
+    SHARDS.set(spec, shards);
+  }
+  return shards;
+}
+
+/** An output shard a stream expects: where it lies in the global array, and its place in the list. */
+export interface ExpectedShard {
+  index: ShardIndex;
+  layout: ShardLayout;
+  position: number;
+}
+
+/**
+ * An output as one stream receives it: its spec and sizes, and the shards the stream carries,
+ * found by where they start (their first element's row-major position, a number: a shard is a
+ * tile, and no two tiles of an array start at the same element). Made once per output specs,
+ * and shared by every call that receives them.
+ */
+export interface OutputLeaf {
+  spec: ShapeDtypeStruct;
+  itemBytes: number;
+  /** The whole output's byte length. */
+  bytes: number;
+  shards: readonly ExpectedShard[];
+  byStart: ReadonlyMap<number, ExpectedShard>;
+}
+
+/** What the output specs a worker sent mean for one stream. */
+export interface StreamOutputs {
+  specs: Specs;
+  /** The SpecsPayload bytes, copied out of gRPC's message. */
+  payload: Uint8Array;
+  leaves: readonly OutputLeaf[];
 }
 
 /**
  * Which part of each array one sharded stream carries. A single worker's call carries every
  * distinct shard (WHOLE_ARRAYS); a WorkerGroup member's carries the shards its devices hold,
- * and the members' outputs land in buffers they share (src/rpc/group-shards.ts).
+ * found once per program for every member, and the members' outputs land in buffers they
+ * share (src/rpc/group-call.ts).
  */
 export interface ShardScope {
-  /** The distinct shards of an array that this stream sends or receives. */
-  shardsOf(spec: ShapeDtypeStruct): ShardIndex[];
+  /** The distinct shards of input `leaf` that this stream sends. */
+  inputShards(spec: ShapeDtypeStruct, leaf: number): readonly ShardIndex[];
+  /**
+   * The output specs the worker sent (its SpecsPayload bytes, a view of gRPC's message) as this
+   * stream receives them; throws DecodeError when they cannot be read at `version`.
+   */
+  outputs(payload: Uint8Array, version: number): StreamOutputs;
   /** Output `leaf`'s buffer of `bytes` bytes: `make()`'s, or one shared with other streams. */
   buffer(leaf: number, bytes: number, make: () => Uint8Array): Uint8Array;
 }
 
 /** The scope of a call to one worker: every distinct shard, a buffer of its own per output. */
-export const WHOLE_ARRAYS: ShardScope = { shardsOf, buffer: (_leaf, _bytes, make) => make() };
+export const WHOLE_ARRAYS: ShardScope = {
+  inputShards: shardsOf,
+  outputs: wholeOutputs,
+  buffer: (_leaf, _bytes, make) => make(),
+};
 
-/** `start|stop`: a shard's key among its array's shards. */
-export function indexKey(index: ShardIndex): string {
-  return `${index.start}|${index.stop}`;
+/** How many distinct output specs WHOLE_ARRAYS keeps read, and the largest it keeps. */
+const MAX_REMEMBERED = 64;
+const MAX_REMEMBERED_BYTES = 64 << 10;
+const REMEMBERED = new Map<string, StreamOutputs>();
+
+/**
+ * Output specs read for a whole call, once per distinct bytes and version (as DecodedSpecs
+ * does for Execute): a program answers with the same specs every call, and decoding them and
+ * finding their shards cost more than the rest of reading a small answer.
+ */
+function wholeOutputs(payload: Uint8Array, version: number): StreamOutputs {
+  const read = () => {
+    const copy = payload.slice();
+    const specs = decodeSpecs(copy, { maxMinorVersion: version });
+    return { specs, payload: copy, leaves: outputLeaves(specs.leaves, shardsOf) };
+  };
+  if (payload.length > MAX_REMEMBERED_BYTES) return read();
+  const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const key = `${version}:${bytes.toString("latin1")}`;
+  let outputs = REMEMBERED.get(key);
+  if (outputs === undefined) {
+    outputs = read();
+    if (REMEMBERED.size >= MAX_REMEMBERED)
+      REMEMBERED.delete(REMEMBERED.keys().next().value as string);
+    REMEMBERED.set(key, outputs);
+  }
+  return outputs;
+}
+
+/**
+ * Each output as a stream receives it, its shards from `shardsOf`; DecodeError for an output
+ * with no fixed-size wire form, or whose shards cannot be known.
+ */
+export function outputLeaves(
+  specs: readonly ShapeDtypeStruct[],
+  shardsOf: (spec: ShapeDtypeStruct, leaf: number) => readonly ShardIndex[],
+): OutputLeaf[] {
+  return specs.map((spec, i) => {
+    const itemBytes = elementByteLength(spec);
+    if (itemBytes === undefined) {
+      throw fault(`outputs[${i}]`, `a ${spec.dtypeString} output has no fixed-size wire form`);
+    }
+    let shards: readonly ShardIndex[];
+    try {
+      shards = shardsOf(spec, i);
+    } catch (error) {
+      if (!(error instanceof ShardIndexError)) throw error;
+      throw fault(`outputs[${i}]`, `its shards cannot be known: ${error.message}`);
+    }
+    const bytes = spec.shape.reduce((n, d) => n * d, itemBytes);
+    const expected = shards.map((index, position) => ({
+      index,
+      layout: new ShardLayout(spec.shape, index, itemBytes),
+      position,
+    }));
+    const byStart = new Map(expected.map((e) => [startOf(spec.shape, e.index.start), e]));
+    return { spec, itemBytes, bytes, shards: expected, byStart };
+  });
+}
+
+/** A shard's first element, in row-major order of the array; -1 for a start of another rank. */
+function startOf(shape: readonly number[], start: readonly (number | bigint)[]): number {
+  if (start.length !== shape.length) return -1;
+  let at = 0;
+  for (let d = 0; d < shape.length; d++) at = at * shape[d] + Number(start[d]);
+  return at;
+}
+
+/** Whether a chunk's start (or stop) is a shard's. */
+function same(a: readonly number[], b: readonly (number | bigint)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== Number(b[i])) return false;
+  return true;
+}
+
+/** A chunk of an output shard: as read from the bytes (sharded-response.ts), or a generated message. */
+export interface OutputChunk {
+  leaf: number;
+  index?: { start: readonly (number | bigint)[]; stop: readonly (number | bigint)[] };
+  offset: number | bigint;
+  data: Uint8Array;
+  last: boolean;
+}
+
+/** The shard being received of one output, and how many of its bytes have come. */
+interface Open {
+  shard: ExpectedShard;
+  filled: number;
 }
 
 /** One output leaf being assembled: its global buffer and which shards have arrived. */
 interface Leaf {
-  spec: ShapeDtypeStruct;
+  plan: OutputLeaf;
   data: Uint8Array;
-  itemBytes: number;
-  expected: Map<string, ShardIndex>;
-  done: Set<string>;
-  open?: { index: ShardIndex; layout: ShardLayout; filled: number };
+  /** Of each expected shard, 1 once it has arrived whole. */
+  done: Uint8Array;
+  arrived: number;
+  open?: Open;
 }
 
 /**
@@ -62,33 +195,23 @@ export class ShardedOutputs {
     private readonly into?: readonly Uint8Array[],
   ) {}
 
-  /** The output specs: decoded, and a buffer made for each output. */
-  specs(message: SpecsPayload): void {
+  /** The output specs (SpecsPayload bytes): decoded, and a buffer made for each output. */
+  specs(payload: Uint8Array): void {
     if (this.leaves !== undefined) throw fault("output_specs", "sent twice");
-    this.outputSpecsPayload = SpecsPayload.encode(message).finish();
-    this.outputs = decodeSpecs(this.outputSpecsPayload, { maxMinorVersion: this.version });
-    if (this.into !== undefined) checkIntoCount(this.into, this.outputs.leaves);
-    this.leaves = this.outputs.leaves.map((spec, i) => {
-      const itemBytes = elementByteLength(spec);
-      if (itemBytes === undefined) {
-        throw fault(`outputs[${i}]`, `a ${spec.dtypeString} output has no fixed-size wire form`);
-      }
-      let shards: ShardIndex[];
-      try {
-        shards = this.scope.shardsOf(spec);
-      } catch (error) {
-        if (!(error instanceof ShardIndexError)) throw error;
-        throw fault(`outputs[${i}]`, `its shards cannot be known: ${error.message}`);
-      }
-      const bytes = spec.shape.reduce((n, d) => n * d, itemBytes);
-      const data = this.scope.buffer(i, bytes, () => this.buffer(i, spec, bytes));
-      const expected = new Map(shards.map((index) => [indexKey(index), index]));
-      return { spec, data, itemBytes, expected, done: new Set<string>() };
-    });
+    const { specs, payload: copy, leaves } = this.scope.outputs(payload, this.version);
+    if (this.into !== undefined) checkIntoCount(this.into, specs.leaves);
+    this.outputs = { treedef: specs.treedef, leaves: [...specs.leaves] };
+    this.outputSpecsPayload = copy;
+    this.leaves = leaves.map((plan, i) => ({
+      plan,
+      data: this.scope.buffer(i, plan.bytes, () => this.buffer(i, plan.spec, plan.bytes)),
+      done: new Uint8Array(plan.shards.length),
+      arrived: 0,
+    }));
   }
 
   /** One chunk of an output shard, put in its place. */
-  chunk(chunk: ShardChunk): void {
+  chunk(chunk: OutputChunk): void {
     const leaves = this.leaves;
     if (leaves === undefined) throw fault("output_specs", "a chunk came before the output specs");
     if (this.ended) throw fault("end", "a chunk came after the end");
@@ -97,26 +220,28 @@ export class ShardedOutputs {
       throw fault(`outputs[${chunk.leaf}]`, `no such output (there are ${leaves.length})`);
     }
     const offset = Number(chunk.offset);
-    const shard = this.shardOf(chunk.leaf, leaf, chunk, offset);
-    const where = `shard ${describeIndex(shard.index)} at offset ${offset}`;
-    if (offset !== shard.filled) {
-      const how = offset < shard.filled ? "overlaps bytes already received" : "leaves a gap";
-      throw fault(`outputs[${chunk.leaf}]`, `${where}: the chunk ${how} (${shard.filled} so far)`);
+    const open = this.shardOf(chunk.leaf, leaf, chunk, offset);
+    const { layout, index } = open.shard;
+    const where = () => `shard ${describeIndex(index)} at offset ${offset}`;
+    if (offset !== open.filled) {
+      const how = offset < open.filled ? "overlaps bytes already received" : "leaves a gap";
+      throw fault(`outputs[${chunk.leaf}]`, `${where()}: the chunk ${how} (${open.filled} so far)`);
     }
     const end = offset + chunk.data.length;
-    if (end > shard.layout.byteLength) {
-      const detail = `${where}: runs past the shard's end (${shard.layout.byteLength} bytes)`;
+    if (end > layout.byteLength) {
+      const detail = `${where()}: runs past the shard's end (${layout.byteLength} bytes)`;
       throw fault(`outputs[${chunk.leaf}]`, detail);
     }
-    shard.layout.scatter(leaf.data, offset, chunk.data);
-    shard.filled = end;
+    layout.scatter(leaf.data, offset, chunk.data);
+    open.filled = end;
     this.receivedBytes += chunk.data.length;
     if (chunk.last) {
-      if (end !== shard.layout.byteLength) {
-        const detail = `${where}: marked last with ${end} of ${shard.layout.byteLength} bytes`;
+      if (end !== layout.byteLength) {
+        const detail = `${where()}: marked last with ${end} of ${layout.byteLength} bytes`;
         throw fault(`outputs[${chunk.leaf}]`, detail);
       }
-      leaf.done.add(indexKey(shard.index));
+      leaf.done[open.shard.position] = 1;
+      leaf.arrived += 1;
       leaf.open = undefined;
     }
   }
@@ -126,16 +251,15 @@ export class ShardedOutputs {
     if (this.leaves === undefined) throw fault("output_specs", "the stream ended before them");
     this.leaves.forEach((leaf, i) => {
       if (leaf.open) {
-        const { index, filled, layout } = leaf.open;
-        const detail = `shard ${describeIndex(index)}: unfinished (${filled} of ${layout.byteLength} bytes)`;
+        const { shard, filled } = leaf.open;
+        const detail = `shard ${describeIndex(shard.index)}: unfinished (${filled} of ${shard.layout.byteLength} bytes)`;
         throw fault(`outputs[${i}]`, detail);
       }
-      for (const [key, index] of leaf.expected) {
-        if (!leaf.done.has(key)) {
-          const detail = `shard ${describeIndex(index)} never arrived (${leaf.done.size} of ${leaf.expected.size})`;
-          throw fault(`outputs[${i}]`, detail);
-        }
-      }
+      const shards = leaf.plan.shards;
+      if (leaf.arrived === shards.length) return;
+      const missing = shards[leaf.done.indexOf(0)];
+      const detail = `shard ${describeIndex(missing.index)} never arrived (${leaf.arrived} of ${shards.length})`;
+      throw fault(`outputs[${i}]`, detail);
     });
     this.ended = true;
   }
@@ -155,35 +279,31 @@ export class ShardedOutputs {
     return this.into[i];
   }
 
-  private shardOf(i: number, leaf: Leaf, chunk: ShardChunk, offset: number) {
+  private shardOf(i: number, leaf: Leaf, chunk: OutputChunk, offset: number): Open {
     if (chunk.index === undefined) {
       if (leaf.open === undefined) {
         throw fault(`outputs[${i}]`, `chunk at offset ${offset}: no shard is open`);
       }
       return leaf.open;
     }
-    const index = { start: chunk.index.start.map(Number), stop: chunk.index.stop.map(Number) };
-    const named = `shard ${describeIndex(index)}`;
+    const { start, stop } = chunk.index;
+    const named = () =>
+      `shard ${describeIndex({ start: start.map(Number), stop: stop.map(Number) })}`;
     if (leaf.open) {
+      const open = describeIndex(leaf.open.shard.index);
+      throw fault(`outputs[${i}]`, `${named()} starts before shard ${open} ended`);
+    }
+    const { spec, byStart } = leaf.plan;
+    const shard = byStart.get(startOf(spec.shape, start));
+    if (shard === undefined || !same(shard.index.start, start) || !same(shard.index.stop, stop)) {
       throw fault(
         `outputs[${i}]`,
-        `${named} starts before shard ${describeIndex(leaf.open.index)} ended`,
+        `${named()} is not a shard of the ${describeArray(spec)} output`,
       );
     }
-    const key = indexKey(index);
-    if (!leaf.expected.has(key)) {
-      throw fault(
-        `outputs[${i}]`,
-        `${named} is not a shard of the ${describeArray(leaf.spec)} output`,
-      );
-    }
-    if (leaf.done.has(key)) throw fault(`outputs[${i}]`, `${named} sent twice`);
-    if (offset !== 0) throw fault(`outputs[${i}]`, `${named}: first chunk at offset ${offset}`);
-    leaf.open = {
-      index,
-      layout: new ShardLayout(leaf.spec.shape, index, leaf.itemBytes),
-      filled: 0,
-    };
+    if (leaf.done[shard.position]) throw fault(`outputs[${i}]`, `${named()} sent twice`);
+    if (offset !== 0) throw fault(`outputs[${i}]`, `${named()}: first chunk at offset ${offset}`);
+    leaf.open = { shard, filled: 0 };
     return leaf.open;
   }
 }

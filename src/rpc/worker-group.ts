@@ -1,20 +1,22 @@
+import { setMaxListeners } from "node:events";
 import { decodeProgram } from "../decode";
-import { DecodeError } from "../errors";
-import { deviceIdsOf } from "../model/device-list";
 import type { Program } from "../model/program";
 import { newCallId } from "./call-id";
-import type { ConnectOptions, WorkerClient } from "./client";
+import { type ConnectOptions, DEFAULT_DEADLINE_MS, type WorkerClient } from "./client";
+import { GroupCall } from "./group-call";
 import { connectAll } from "./group-connect";
 import { settleMembers } from "./group-failure";
-import { describeMember, type GroupMember, type MemberHealth } from "./group-member";
-import { GroupBuffers, memberScope } from "./group-shards";
-import { checkOneJob, type GroupTopology } from "./group-topology";
+import type { GroupMember, MemberHealth } from "./group-member";
+import { type GroupLayout, GroupProgram } from "./group-program";
+import { checkOneJobBytes, type GroupTopology } from "./group-topology";
 import {
+  type CheckedCall,
+  callSharded,
   checkShardedCall,
   type ShardedOptions,
-  type ShardedProgress,
   type ShardedResult,
 } from "./sharded-call";
+import { readTopologyBytes } from "./topology";
 
 /** How long `alive()` waits for each member unless told. */
 const DEFAULT_PROBE_MS = 5_000;
@@ -23,10 +25,25 @@ const DEFAULT_PROBE_MS = 5_000;
  * Many workers as one JAX job (jax.distributed): one worker per process, each serving its
  * process's devices. A call runs the same program on every member (SPMD, as JAX requires),
  * sends each member only its devices' shards, and assembles the outputs from theirs. Each
- * member's calls keep within that member's own limits, as its GetVersion answer states them
- * (its WorkerClient's queue, src/rpc/call-queue.ts; `maxQueuedCalls` bounds each queue).
+ * member has one channel, reused by every call, and its calls keep within that member's own
+ * limits, as its GetVersion answer states them (its WorkerClient's queue,
+ * src/rpc/call-queue.ts; `maxQueuedCalls` bounds each queue); since calls run one at a time,
+ * a member has at most one call of the group in flight, and its program's load.
+ *
+ * What a call costs grows with the members only by what each member's stream costs: what
+ * every member shares is worked out once per program (src/rpc/group-program.ts: the program
+ * lowered and encoded once, each member's shards, the start message, the output specs decoded
+ * once) and the outputs land in place (src/rpc/group-call.ts). docs/multi-worker.md has the
+ * figures.
  */
 export class WorkerGroup {
+  /** Each program's plan, found at its first call. */
+  private readonly programs = new WeakMap<Program, GroupProgram>();
+  /** The last program given as bytes, decoded, so that calling it again decodes nothing. */
+  private lastBytes: { bytes: Buffer; program: Program } | undefined;
+  /** The previous call's end: calls run one at a time. */
+  private turn: Promise<unknown> = Promise.resolve();
+
   private constructor(
     private readonly clients: readonly WorkerClient[],
     /** The members, in the order their targets were given. */
@@ -35,16 +52,17 @@ export class WorkerGroup {
     readonly topology: GroupTopology,
     /** The colocated.v1 minor version every member speaks. */
     readonly version: number,
+    private readonly layout: GroupLayout,
+    /** A call's deadline unless it gives one: the connect options'. */
+    private readonly deadlineMs: number,
   ) {}
-
-  /** The previous call's end: calls run one at a time. */
-  private turn: Promise<unknown> = Promise.resolve();
 
   /**
    * Connects to every worker (with the options of WorkerClient.connect: TLS, compression,
    * versions, deadline), settles on one version they all accept (VersionMismatchError if
    * none), and checks with GetTopology that they form one job, each process once
-   * (GroupTopologyError otherwise).
+   * (GroupTopologyError otherwise). The members' answers list the same devices, so one is
+   * decoded and the others compared with it by bytes (checkOneJobBytes).
    */
   static async connect(
     targets: readonly string[],
@@ -52,15 +70,22 @@ export class WorkerGroup {
   ): Promise<WorkerGroup> {
     const clients = await connectAll(targets, options);
     try {
-      const topologies = await Promise.all(clients.map((c) => c.getTopology()));
-      const job = checkOneJob(
-        clients.map((c, i) => ({ target: c.target, topology: topologies[i] })),
+      const answers = await Promise.all(clients.map((c) => c.getTopologyBytes()));
+      const { job, processIndex } = checkOneJobBytes(
+        clients.map((c, i) => ({ target: c.target, bytes: answers[i] })),
       );
-      const members = clients.map((c, i) => {
-        const processIndex = topologies[i].processIndex;
-        return { target: c.target, processIndex, devices: job.byProcess[processIndex] };
+      const members = clients.map((c, i) => ({
+        target: c.target,
+        processIndex: processIndex[i],
+        devices: job.byProcess[processIndex[i]],
+      }));
+      const memberOf = new Map<number, number>();
+      members.forEach((m, i) => {
+        for (const d of m.devices) memberOf.set(d.id, i);
       });
-      return new WorkerGroup(clients, members, job, clients[0].version);
+      const layout = { members: members.length, memberOf };
+      const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+      return new WorkerGroup(clients, members, job, clients[0].version, layout, deadlineMs);
     } catch (error) {
       for (const c of clients) c.close();
       throw error;
@@ -70,63 +95,93 @@ export class WorkerGroup {
   /**
    * Runs a program on every member with ExecuteSharded: each input leaf is the caller's global
    * array (as WorkerClient.executeSharded takes it), of which each member gets the shards its
-   * devices hold; each output comes back into one global buffer, filled from every member's
-   * shards. When one member fails (dies, hangs past the deadline, answers wrongly), the call
-   * is cancelled on the others and fails with a MemberError naming it. Calls run one at a
-   * time, in the order made (JAX needs every process to run the job's computations in one
-   * order); a call's deadline counts from its turn. Each call is named on every member
-   * (src/rpc/call-id.ts), so a call that one member refused runs on none.
+   * devices hold, read from it in place; each output comes back into one global buffer,
+   * filled in place from every member's shards. When one member fails (dies, hangs past the
+   * deadline, answers wrongly), the call is cancelled on the others at once and fails with a
+   * MemberError naming it. Calls run one at a time, in the order made (JAX needs every
+   * process to run the job's computations in one order); a call's deadline counts from its
+   * turn. Each call is named on every member (src/rpc/call-id.ts), so a call that one member
+   * refused runs on none. A Program model is planned once per object (GroupProgram), so a
+   * program must not be changed after it was first called.
    */
   executeSharded(
     program: Program | Uint8Array,
     inputs: readonly ArrayBufferView[],
     options: ShardedOptions = {},
   ): Promise<ShardedResult> {
-    const model = program instanceof Uint8Array ? decodeProgram(program) : program;
-    checkShardedCall(model.inputs.leaves, inputs, options, model.outputs?.leaves); // before its turn
-    const call = this.turn.then(() => this.callAll(model, inputs, options));
+    const model = program instanceof Uint8Array ? this.decoded(program) : program;
+    // Before its turn.
+    const checked = checkShardedCall(model.inputs.leaves, inputs, options, model.outputs?.leaves);
+    const call = this.turn.then(() => this.callAll(this.plan(model), checked, options));
     this.turn = call.catch(() => undefined);
     return call;
   }
 
   /** One call on every member: the program loaded on each first, then every member's stream. */
   private async callAll(
-    model: Program,
-    inputs: readonly ArrayBufferView[],
+    program: GroupProgram,
+    checked: CheckedCall,
     options: ShardedOptions,
   ): Promise<ShardedResult> {
     options.signal?.throwIfAborted();
     const cancel = new AbortController();
+    setMaxListeners(0, cancel.signal); // one listener per member's stream
     const onAbort = () => cancel.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const buffers = new GroupBuffers();
-    const moved = this.members.map(() => ({ sentBytes: 0, receivedBytes: 0 }));
-    const onProgress = options.onProgress && this.progress(moved, options.onProgress);
-    const firstDevice = deviceIdsOf(model.devices)[0];
+    const call = new GroupCall(program, this.members);
+    const report = options.onProgress;
+    const specs = program.program.inputs.leaves;
     const callId = newCallId();
-    const calls = () =>
-      this.clients.map((client, i) => {
-        const member = this.members[i];
-        const devices = new Set(member.devices.map((d) => d.id));
-        return client.executeSharded(model, inputs, {
-          ...options,
-          signal: cancel.signal,
-          callId,
-          scope: memberScope(devices, firstDevice, buffers, `process ${member.processIndex}`),
-          onProgress: onProgress && ((p) => onProgress(i, p)),
-        });
-      });
+    // One deadline for every member: a member whose stream starts later gets what is left.
+    const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
+    const stream = (client: WorkerClient, i: number) =>
+      client.withHandle(
+        program.sent,
+        program.inputBytes[i],
+        { deadlineMs: Math.max(1, deadline - Date.now()), signal: cancel.signal },
+        (target, digest, deadlineMs) =>
+          callSharded(target, this.version, program.start(digest), specs, checked, {
+            deadlineMs,
+            signal: cancel.signal,
+            callId,
+            scope: call.scope(i),
+            onProgress: report && ((p) => report(call.progress(i, p))),
+          }),
+      );
     try {
       // Loaded everywhere first: a member that answered NOT_FOUND alone would hold the others
       // at the call's barrier while it loads.
-      const loads = this.clients.map((client) => client.loadProgram(model));
+      const loads = this.clients.map((client) => client.loadSent(program.sent));
       await settleMembers(loads, cancel, this.members, options.signal);
-      const results = await settleMembers(calls(), cancel, this.members, options.signal);
-      checkSameOutputs(results, this.members);
+      const results = await settleMembers(
+        this.clients.map(stream),
+        cancel,
+        this.members,
+        options.signal,
+      );
       return results[0];
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** The program's plan for this group, made at its first call. */
+  private plan(program: Program): GroupProgram {
+    let plan = this.programs.get(program);
+    if (plan === undefined) {
+      plan = new GroupProgram(program, this.version, this.layout);
+      this.programs.set(program, plan);
+    }
+    return plan;
+  }
+
+  /** Program bytes as a model: the last ones again when they are the same bytes. */
+  private decoded(bytes: Uint8Array): Program {
+    const last = this.lastBytes;
+    if (last?.bytes.equals(bytes)) return last.program;
+    const program = decodeProgram(bytes);
+    this.lastBytes = { bytes: Buffer.from(bytes), program };
+    return program;
   }
 
   /**
@@ -141,9 +196,9 @@ export class WorkerGroup {
       this.clients.map(async (client, i) => {
         const member = this.members[i];
         try {
-          const topology = await client.getTopology({ deadlineMs });
-          if (topology.processIndex === member.processIndex) return { member, alive: true };
-          const detail = `it is process ${topology.processIndex} now, not ${member.processIndex}`;
+          const { processIndex } = readTopologyBytes(await client.getTopologyBytes({ deadlineMs }));
+          if (processIndex === member.processIndex) return { member, alive: true };
+          const detail = `it is process ${processIndex} now, not ${member.processIndex}`;
           return { member, alive: false, error: new Error(detail) };
         } catch (error) {
           return { member, alive: false, error: error as Error };
@@ -161,33 +216,4 @@ export class WorkerGroup {
   close(): void {
     for (const c of this.clients) c.close();
   }
-
-  /** The sum of every member's bytes moved, reported after each member's chunk. */
-  private progress(
-    moved: ShardedProgress[],
-    report: (progress: ShardedProgress) => void,
-  ): (member: number, progress: ShardedProgress) => void {
-    return (member, progress) => {
-      moved[member] = { ...progress };
-      report({
-        sentBytes: moved.reduce((n, p) => n + p.sentBytes, 0),
-        receivedBytes: moved.reduce((n, p) => n + p.receivedBytes, 0),
-      });
-    };
-  }
-}
-
-/**
- * Every member must have sent the same output specs, as one SPMD program does (a member
- * replicates an output its function made on its own process over the whole job, so even
- * those agree): specs that differ mean the members did not run the same thing.
- */
-function checkSameOutputs(results: readonly ShardedResult[], members: readonly GroupMember[]) {
-  const want = Buffer.from(results[0].outputSpecsPayload);
-  results.forEach((r, i) => {
-    if (!want.equals(r.outputSpecsPayload)) {
-      const detail = `the members disagree on the output specs (${describeMember(members[i])} against ${describeMember(members[0])}): they did not run the same program on the same devices`;
-      throw new DecodeError("output_specs", "invalid-value", detail);
-    }
-  });
 }

@@ -1,0 +1,153 @@
+import { performance } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { MemberError, WorkerGroup } from "../src/rpc";
+import { type FixedMembers, startFixedMembers } from "./group-fixed-servers";
+import { measureFloor } from "./group-floor";
+import { type GroupCall, groupCalls } from "./group-programs";
+import { type CallCost, callCost } from "./group-timing";
+
+/**
+ * The controller alone, from 16 members to 1,024 (issue 31 item 2): a WorkerGroup over
+ * fixed-answer members (bench/group-fixed-service.ts), each a real gRPC server in processes
+ * apart from this one, several members a process (bench/group-fixed-servers.ts). What it
+ * measures is this process: its CPU and memory per member per call, the time to form the
+ * group, and a call in which one member fails.
+ */
+
+/** A call in which one member fails: how long it took, against its deadline, and whom it named. */
+export interface FailedCall {
+  /** "error": the member fails the call at once; "hang": it never answers. */
+  mode: "error" | "hang";
+  member: number;
+  deadlineMs: number;
+  ms: number;
+  /** The process index the MemberError named; undefined when the call did not fail so. */
+  named?: number;
+}
+
+/** One group of fixed-answer members. */
+export interface FixedRow {
+  members: number;
+  devicesPerMember: number;
+  /** Processes the members' servers ran in. */
+  serverProcesses: number;
+  formMs: number;
+  small: CallCost;
+  array: CallCost;
+  /** The small program's calls as bare HTTP/2 streams, the transport alone (group-floor.ts). */
+  floor: CallCost;
+  /** This process's memory grown per member, once formed and called: RSS, and V8's heap plus external. */
+  rssPerMember: number;
+  heapPerMember: number;
+  failed: FailedCall[];
+}
+
+/** A full GC, so memory before and after compares what stays. */
+function collect(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+function memory(): { rss: number; heap: number } {
+  collect();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed + m.external };
+}
+
+/** Times a call in which `member` fails in `mode`, and notes whom the error named. */
+async function failedCall(
+  group: WorkerGroup,
+  servers: FixedMembers,
+  call: GroupCall,
+  member: number,
+  mode: FailedCall["mode"],
+  deadlineMs: number,
+): Promise<FailedCall> {
+  await servers.setMode(member, mode);
+  const start = performance.now();
+  const error = await group.executeSharded(call.program, call.inputs, { deadlineMs }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const ms = performance.now() - start;
+  await servers.setMode(member, "ok");
+  const named = error instanceof MemberError ? error.member.processIndex : undefined;
+  return { mode, member, deadlineMs, ms, named };
+}
+
+/**
+ * Measures one group of `members` fixed-answer members of `devices` devices each. The call in
+ * which a member hangs gets a deadline of four times a call's median (at least 2 s), so that
+ * only the hanging member misses it.
+ */
+export async function measureFixed(
+  members: number,
+  devices: number,
+  side: number,
+  calls: { small: number; array: number },
+  progress: (task: string) => void,
+): Promise<FixedRow> {
+  progress(`group: starting ${members} fixed-answer members of ${devices} devices`);
+  const servers = await startFixedMembers(members, devices);
+  try {
+    const before = memory();
+    progress(`group: forming a group of ${members} fixed-answer members`);
+    const start = performance.now();
+    const group = await WorkerGroup.connect(servers.targets, { deadlineMs: 120_000 });
+    const formMs = performance.now() - start;
+    try {
+      const ids = group.topology.devices.map((d) => d.id);
+      const { small, array } = groupCalls(ids, devices, side, true);
+      progress(`group: calls over ${members} fixed-answer members of ${devices} devices`);
+      // Small groups make more calls, so that every size times thousands of streams, warm.
+      const streams = (n: number) => Math.max(n, Math.ceil((200 * n) / members));
+      const smallCost = await callCost(
+        () => group.executeSharded(small.program, small.inputs),
+        streams(calls.small),
+        streams(3),
+      );
+      const arrayCost = await callCost(
+        () => group.executeSharded(array.program, array.inputs),
+        streams(calls.array),
+        streams(3),
+      );
+      const after = memory();
+      progress(`group: a call in which one of ${members} members fails`);
+      const hangMs = Math.max(2_000, Math.ceil((4 * smallCost.p50Ms) / 100) * 100);
+      const failed = [
+        await failedCall(group, servers, small, members >> 1, "error", 30_000),
+        await failedCall(group, servers, small, members - 1, "hang", hangMs),
+      ];
+      progress(`group: bare HTTP/2 streams to ${members} fixed-answer members`);
+      const memberOf = new Map<number, number>();
+      group.members.forEach((m, i) => {
+        for (const d of m.devices) memberOf.set(d.id, i);
+      });
+      const floor = await measureFloor(
+        servers.targets,
+        group.version,
+        small.program,
+        small.inputs,
+        memberOf,
+        streams(calls.small),
+      );
+      return {
+        members,
+        devicesPerMember: devices,
+        serverProcesses: servers.processes,
+        formMs,
+        small: smallCost,
+        array: arrayCost,
+        floor,
+        rssPerMember: (after.rss - before.rss) / members,
+        heapPerMember: (after.heap - before.heap) / members,
+        failed,
+      };
+    } finally {
+      group.close();
+    }
+  } finally {
+    await servers.stop();
+  }
+}

@@ -1,0 +1,196 @@
+import { status } from "@grpc/grpc-js";
+import {
+  FixedJob,
+  type FixedServer,
+  startFixedServers,
+  stopFixedServers,
+} from "../bench/group-fixed-service";
+import { groupCalls } from "../bench/group-programs";
+import * as encode from "../src/encode";
+import { GroupTopologyError, MemberError, WorkerGroup } from "../src/rpc";
+import { ShardLayout } from "../src/rpc/shard-layout";
+import * as request from "../src/rpc/sharded-request";
+import * as shardIndices from "../src/shard-indices";
+
+// What keeps a WorkerGroup's cost per member flat (issue 31), against fixed-answer members:
+// real gRPC servers in this process that answer as a job's workers would, from a fixed
+// topology, without JAX (bench/group-fixed-service.ts). Counts, never times.
+
+const PROCESSES = 4;
+const DEVICES = 2;
+
+describe("a WorkerGroup of fixed-answer members", () => {
+  let job: FixedJob;
+  let servers: FixedServer[];
+  let group: WorkerGroup;
+  const calls = () =>
+    groupCalls(
+      group.topology.devices.map((d) => d.id),
+      DEVICES,
+      8,
+      true,
+    );
+
+  beforeAll(async () => {
+    job = new FixedJob(PROCESSES, DEVICES);
+    servers = await startFixedServers(job, [0, 1, 2, 3]);
+    group = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { deadlineMs: 60_000 },
+    );
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+    for (let p = 0; p < PROCESSES; p++) job.setMode(p, "ok");
+  });
+
+  afterAll(() => {
+    group.close();
+    stopFixedServers(servers);
+  });
+
+  test("forms one job from answers compared by bytes, each member its process", () => {
+    expect(group.topology.processCount).toBe(PROCESSES);
+    expect(group.members.map((m) => [m.processIndex, m.devices.map((d) => d.id)])).toEqual([
+      [0, [0, 1]],
+      [1, [2048, 2049]],
+      [2, [4096, 4097]],
+      [3, [6144, 6145]],
+    ]);
+  });
+
+  test("a member listing other devices is named, from the answers decoded one by one", async () => {
+    const other = new FixedJob(PROCESSES, 1);
+    const [odd] = await startFixedServers(other, [3]);
+    try {
+      const targets = [...servers.slice(0, 3).map((s) => s.target), odd.target];
+      const error = await WorkerGroup.connect(targets).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(GroupTopologyError);
+      expect(error).toMatchObject({ kind: "devices" });
+      expect((error as Error).message).toContain(`${servers[0].target} and ${odd.target}`);
+    } finally {
+      stopFixedServers([odd]);
+    }
+  });
+
+  test("the program is lowered and encoded once for every member, its start message once", async () => {
+    const { small } = calls();
+    const lower = jest.spyOn(encode, "lowerProgramPayload");
+    const start = jest.spyOn(request, "startMessage");
+    const loads = group.programLoads;
+    for (let i = 0; i < 3; i++) await group.executeSharded(small.program, small.inputs);
+    expect(lower).toHaveBeenCalledTimes(1);
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(group.programLoads - loads).toBe(PROCESSES); // loaded once on each
+  });
+
+  test("each array's shards are found once per program, not once per member per call", async () => {
+    const warm = calls().array; // the same bytes: the members (in this process) find theirs now
+    await group.executeSharded(warm.program, warm.inputs);
+    const { array } = calls();
+    const distinct = jest.spyOn(shardIndices, "distinctShards");
+    for (let i = 0; i < 3; i++) await group.executeSharded(array.program, array.inputs);
+    // affine: x and shift sharded (scale replicated: one shard, found the same way), and its
+    // one output: four arrays in all, each once.
+    expect(distinct).toHaveBeenCalledTimes(4);
+  });
+
+  test("each member's shards are read from the caller's arrays in place, each byte once", async () => {
+    const { array } = calls();
+    await group.executeSharded(array.program, array.inputs); // planned
+    const copy = jest.spyOn(ShardLayout.prototype, "copyTo");
+    await group.executeSharded(array.program, array.inputs);
+    const read = new Map<ArrayBufferLike, number>();
+    for (const [global, , length] of copy.mock.calls) {
+      read.set(global.buffer, (read.get(global.buffer) ?? 0) + length);
+    }
+    // x: each of the 8 shards once; scale: to every member; shift: each member its 2 halves.
+    const [x, scale, shift] = array.inputs;
+    expect(read).toEqual(
+      new Map([
+        [x.buffer, x.byteLength],
+        [scale.buffer, PROCESSES * scale.byteLength],
+        [shift.buffer, PROCESSES * shift.byteLength],
+      ]),
+    );
+  });
+
+  test("every member's output shards land in place in one buffer per output", async () => {
+    const { small } = calls();
+    const rows = 4 * PROCESSES;
+    const into = [new Int32Array(1), new Float32Array(rows * 4), new Uint8Array(rows * 4)];
+    const { data, outputs } = await group.executeSharded(small.program, small.inputs, {
+      into: [...into, new Float32Array(rows), new Float32Array(rows * 4)],
+    });
+    expect(outputs.leaves.map((l) => l.shape)).toEqual([
+      [],
+      [rows, 4],
+      [rows, 4],
+      [rows],
+      [rows, 4],
+    ]);
+    // A fixed-answer member fills its shards with its process index: rows 4p to 4p+3 are p's.
+    const doubled = data[1];
+    expect(doubled.buffer).toBe(into[1].buffer);
+    for (let p = 0; p < PROCESSES; p++) {
+      const rowBytes = 4 * 4;
+      const mine = doubled.subarray(4 * p * rowBytes, 4 * (p + 1) * rowBytes);
+      expect(mine.every((b) => b === p)).toBe(true);
+    }
+  });
+
+  test("a member that fails fails the call at once, naming it, and the others are cancelled", async () => {
+    const { small } = calls();
+    await group.executeSharded(small.program, small.inputs); // loaded everywhere
+    for (const p of [0, 1, 3]) job.setMode(p, "hang");
+    job.setMode(2, "error");
+    const cancelled = new Set<number>();
+    const hanging = [0, 1, 3];
+    const allCancelled = new Promise<void>((resolve) => {
+      job.events.on("cancelled", (p: number) => {
+        cancelled.add(p);
+        if (hanging.every((h) => cancelled.has(h))) resolve();
+      });
+    });
+    const error = await group.executeSharded(small.program, small.inputs).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MemberError);
+    const failed = error as MemberError;
+    expect(failed.member.processIndex).toBe(2);
+    expect(failed.code).toBe(status.INTERNAL);
+    expect(failed.message).toContain(`member process 2 (${servers[2].target}) failed: `);
+    expect(failed.cancelled.map((m) => m.processIndex)).toEqual([0, 1, 3]);
+    await allCancelled; // the hanging members' servers saw their streams cancelled
+    job.events.removeAllListeners("cancelled");
+  });
+
+  test("a member that never answers fails the call by its one deadline, naming it", async () => {
+    const { small } = calls();
+    await group.executeSharded(small.program, small.inputs);
+    job.setMode(1, "hang");
+    const cancelled = new Promise<void>((resolve) => {
+      const seen = (p: number) => {
+        if (p !== 1) return;
+        job.events.off("cancelled", seen);
+        resolve();
+      };
+      job.events.on("cancelled", seen);
+    });
+    const error = await group
+      .executeSharded(small.program, small.inputs, { deadlineMs: 1_000 })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(MemberError);
+    expect((error as MemberError).member.processIndex).toBe(1);
+    expect((error as MemberError).code).toBe(status.DEADLINE_EXCEEDED);
+    await cancelled; // its server saw the stream end at the deadline
+  });
+});
