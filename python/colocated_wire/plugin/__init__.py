@@ -26,6 +26,11 @@ JAX sends once a call's output specs are known
 from the modules `install(allowed_modules=...)` names (deny by default; with
 allow_pickle=True and no list, names resolve from any module, which the
 pickles could reach anyway).
+
+`install(explain=True)` (or COLOCATED_WIRE_EXPLAIN=1 at install) logs one
+WARNING on the `colocated_wire` logger each time a function specializes
+again: how its input specs and devices differ from its nearest earlier
+specialization (explain.py).
 """
 
 from colocated_wire.jax_support import SUPPORTED_JAX

@@ -15,6 +15,8 @@ Reading dispatches on the header's kind. `serialize_specs` /
 
 Faults come out as the types JAX raises for them (errors.py), and a
 value colocated.v1 cannot write is an EncodeError naming where it is.
+Under `install(explain=True)` each program written is also shown to
+explain.py, which logs why its function specialized again.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from colocated_wire.plugin.errors import (
     PluginEncodeTypeError,
     PluginLiftError,
 )
+from colocated_wire.plugin.explain import Explainer
+from colocated_wire.plugin.explain import logger as explain_logger
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +65,7 @@ class Trust:
 
 
 trust = Trust()  # set by plugin.install
+explainer: Explainer | None = None  # set by plugin.install(explain=True)
 
 
 def serialize(obj: Any) -> bytes:
@@ -68,7 +73,7 @@ def serialize(obj: Any) -> bytes:
     if _is_program(obj):
         fun, in_treedef, in_leaves, out_treedef, out_leaves, devices = obj
         try:
-            return serialize_program(
+            data = serialize_program(
                 fun,
                 in_treedef,
                 in_leaves,
@@ -80,12 +85,24 @@ def serialize(obj: Any) -> bytes:
         except (EncodeError, TypeError) as e:
             path = getattr(e, "path", None)  # a leaf's error names its leaf
             raise _at(path or _part_at_fault(obj, e), e) from e
+        if explainer is not None:
+            _explain(explainer, obj)
+        return data
     if _is_specs(obj):
         return _serialize_specs_bytes(*obj)
     try:
         return serialize_value(obj, allow_pickle=trust.allow_pickle)
     except (EncodeError, TypeError) as e:
         raise _at(getattr(e, "path", None) or "value", e) from e
+
+
+def _explain(by: Explainer, program: tuple) -> None:
+    """Logs why this program's function specialized again; a fault in explaining is logged,
+    never raised, since the program itself was written."""
+    try:
+        by.specialized(program, trust.allow_pickle)
+    except Exception as e:  # noqa: BLE001 - a diagnostic must not fail the call
+        explain_logger.warning("colocated_wire could not explain a specialization: %r", e)
 
 
 def _is_program(obj: Any) -> bool:

@@ -14,7 +14,8 @@ Run as a program, it first starts itself again with glibc set to keep freed
 memory for the next call (worker/memory.py). Its serving threads share one CPU
 (worker/affinity.py), and one call at a time runs a function over several
 devices (worker/device_turn.py). --metrics-port serves Prometheus metrics
-(worker/metrics.py).
+(worker/metrics.py). --explain says why a function's program was loaded again
+(worker/explain.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import sys
 import threading
 from concurrent import futures
 
+from colocated_wire.diff.nearest import explain_from_env
 from colocated_wire.worker import affinity as worker_affinity
 from colocated_wire.worker import compression as worker_compression
 from colocated_wire.worker import health as worker_health
@@ -89,6 +91,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_CAPACITY,
         metavar="N",
         help=f"lifted programs kept for calls by handle (default {DEFAULT_CAPACITY})",
+    )
+    p.add_argument(
+        "--explain",
+        action=argparse.BooleanOptionalAction,
+        default=explain_from_env(),
+        help="when a function's program is loaded again, say on stderr how it differs from the"
+        " nearest cached one (default: COLOCATED_WIRE_EXPLAIN, else off)",
     )
     p.add_argument(
         "--grace-period",
@@ -167,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     service = worker_service.ColocatedWorker(
         policy,
         CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
-        ProgramCache(policy, args.program_cache),
+        ProgramCache(policy, args.program_cache, explain=args.explain),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
     )
     service.limits.on_refuse(service.progress.refused)

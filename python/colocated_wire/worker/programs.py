@@ -5,6 +5,8 @@ once and returns its handle, and Execute names the handle. A handle this
 worker does not hold (never loaded, evicted, or loaded before a restart) is
 NOT_FOUND, and the client loads the program again. A call that carries the
 whole payload is looked up by the same digest, so it too is lifted once.
+With --explain, a program lifted while others of its function are cached
+says on stderr how it differs from the nearest of them (explain.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftError
 from colocated_wire.functions import UnloadedFunction, name_of
+from colocated_wire.worker import explain as worker_explain
 from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.errors import (
     failed_precondition,
@@ -45,11 +48,14 @@ class LoadedProgram:
 class ProgramCache:
     """The `capacity` most recently used programs, lifted as `policy` allows."""
 
-    def __init__(self, policy: WorkerPolicy, capacity: int = DEFAULT_CAPACITY):
+    def __init__(
+        self, policy: WorkerPolicy, capacity: int = DEFAULT_CAPACITY, explain: bool = False
+    ):
         if capacity < 1:
             raise ValueError(f"the program cache holds at least 1 program, not {capacity}")
         self.policy = policy
         self.capacity = capacity
+        self.explain = explain  # a miss while the function has programs here says why (--explain)
         self._programs: collections.OrderedDict[bytes, LoadedProgram] = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -67,10 +73,14 @@ class ProgramCache:
         if found is None:
             found = lift(digest, bytes(data), version, self.policy)
             with self._lock:
+                cached = self._programs.values()
+                earlier = worker_explain.same_function(found, cached) if self.explain else []
                 self._programs[digest] = found
                 while len(self._programs) > self.capacity:
                     self._programs.popitem(last=False)
                     worker_metrics.PROGRAM_CACHE_EVICTIONS.inc()
+            if earlier:
+                worker_explain.say_miss(found, earlier, self.policy.allow_pickle)
         return within(found, version)
 
     def get(self, digest: bytes, version: int) -> LoadedProgram:
