@@ -37,11 +37,13 @@ export function jaxLabel(jax: PluginJax): string {
 
 /**
  * The python of a version: .venv's (run.ts has made sure it exists), or the venv
- * scripts/jax-versions.sh tests that release with, built by bench/jax-venv.sh if missing.
+ * scripts/jax-versions.sh tests that release with, which `--venv-only` builds if missing
+ * (its progress on stderr, the python alone on stdout).
  */
 export function pythonFor(root: string, jax: PluginJax): string {
   if (jax.version === "venv") return path.join(root, ".venv", "bin", "python");
-  return execFileSync("bash", [path.join(root, "bench", "jax-venv.sh"), jax.version], {
+  const script = path.join(root, "scripts", "jax-versions.sh");
+  return execFileSync("bash", [script, "--venv-only", jax.version], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim();

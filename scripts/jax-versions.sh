@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Run the conformance vectors, the plugin's tests and the worker's test file on
-# every supported JAX version (jax_support.SUPPORTED_JAX), one venv per version.
+# Run the conformance vectors, the specs, program and value tests, the plugin's tests and
+# the worker's test file on every supported JAX version (jax_support.SUPPORTED_JAX), one
+# venv per version.
 #
 #   scripts/jax-versions.sh            # every version in VERSIONS
 #   scripts/jax-versions.sh 0.6.2      # only these (each must be in VERSIONS)
 #   scripts/jax-versions.sh --matrix-only   # only the cross-version matrix (below)
+#   scripts/jax-versions.sh --venv-only 0.6.2   # only build or reuse the venvs: each python
+#                                               # on stdout, one a line (bench/plugin-versions.ts)
 #
 # After the tests, the cross-version matrix (python/tests/cross_version.py): every
 # selected version writes its payloads, then every one reads all of them (lifts,
-# compares with its own objects, re-encodes) and JAX's own pickles of the same specs.
+# compares with its own objects, re-encodes) and JAX's own pickles of the same objects.
 # The two writer-by-reader matrices are printed and written as markdown to
 # ${JAX_MATRIX_MD:-out/jax-matrix.md}; a colocated_wire cell that is not "ok" fails the
 # run, JAX's own pickles failing across versions is only reported. --no-matrix skips it.
@@ -17,7 +20,8 @@
 # and are reused while their stamp (a hash of the pinned requirements and this
 # script's venv_for) matches, as scripts/python-env.sh does for .venv. Each gets jax and
 # jaxlib of its version plus every other pin of python/requirements.txt, and
-# python/ on its path. Prints one line per version; exits non-zero if any fails.
+# python/ on its path. Prints one line per version (--venv-only: its python, and
+# failures on stderr); exits non-zero if any fails.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REQ="$ROOT/python/requirements.txt"
@@ -29,11 +33,13 @@ PY="${PYTHON:-python3}"
 VERSIONS=(0.4.38 0.5.3 0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
 
 TESTS=(
-  tests/test_vectors.py tests/test_specs.py tests/test_program.py
-  tests/test_plugin.py tests/test_plugin_pytrees.py tests/test_worker.py
+  tests/test_vectors.py tests/test_specs.py tests/test_program.py tests/test_values.py
+  tests/test_plugin.py tests/test_plugin_pytrees.py tests/test_plugin_values.py
+  tests/test_plugin_behaviours.py tests/test_plugin_errors.py tests/test_worker.py
 )
 
-# Installs (or reuses) the venv of one version; prints its python.
+# Installs (or reuses) the venv of one version; prints its python. Its text is part of the
+# venvs' stamp: changing it rebuilds every venv.
 venv_for() {
   local version=$1 venv="$VENVS/$1"
   local stamp="$venv/.colocated-wire-requirements.sha256"
@@ -59,11 +65,12 @@ venv_for() {
   echo "$venv/bin/python"
 }
 
-run_tests=1 run_matrix=1 selected=()
+run_tests=1 run_matrix=1 venv_only=0 selected=()
 for arg in "$@"; do
   case "$arg" in
     --matrix-only) run_tests=0 ;;
     --no-matrix) run_matrix=0 ;;
+    --venv-only) venv_only=1 run_tests=0 run_matrix=0 ;;
     *) selected+=("$arg") ;;
   esac
 done
@@ -83,6 +90,7 @@ for version in "${selected[@]}"; do
     continue
   fi
   pythons+=("$python")
+  [[ $venv_only -eq 0 ]] || echo "$python"
   [[ $run_tests -eq 1 ]] || continue
   log="$VENVS/$version.log"
   # --tb=line: 0.8.3's pytest run crashes formatting some long tracebacks.
@@ -117,5 +125,9 @@ if [[ $run_matrix -eq 1 && ${#pythons[@]} -gt 0 ]]; then
     failed=1
   summary+=("matrix: written to $markdown (payloads and results in $matrix_dir)")
 fi
-printf '%s\n' "${summary[@]}"
+if [[ $venv_only -eq 1 ]]; then # stdout holds the pythons only: failures go to stderr
+  [[ ${#summary[@]} -eq 0 ]] || printf '%s\n' "${summary[@]}" >&2
+else
+  printf '%s\n' "${summary[@]}"
+fi
 exit "$failed"

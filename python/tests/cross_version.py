@@ -1,7 +1,7 @@
 """One format across JAX versions: payloads written under one JAX, read under another.
 
-Run with the python of one JAX version's venv (scripts/jax-versions.sh --matrix runs it
-under every supported version):
+Run with the python of one JAX version's venv (scripts/jax-versions.sh runs it under every
+supported version, after the tests; --matrix-only without them):
 
     python tests/cross_version.py write DIR   # DIR/<jax version>/: one file per case
     python tests/cross_version.py read DIR    # every version's files under DIR, this one's too
@@ -10,9 +10,11 @@ under every supported version):
 Every case is a plain description (CASES: shapes, dtype names, device ids, axis
 names), so each JAX version builds the same objects from it. `write` writes each
 case's colocated_wire payload (<case>.bin: a SpecsPayload, the bytes plugin.codec
-puts in the output-spec carrier, or a ProgramPayload of a function by name) and,
-of each specs case, JAX's own pickle (jax-pickle/<case>.pkl: colocated_python's
-`_serialize((treedef, leaves))`). `read` lifts every file with this JAX, compares
+puts in the output-spec carrier, a ProgramPayload of a function by name, or a
+ValuePayload of a mesh, shardings, dtypes or the function-and-specialization tuple)
+and JAX's own pickle of the same objects (jax-pickle/<case>.pkl: colocated_python's
+`_serialize` of (treedef, leaves), of the program's 6-tuple, or of the value), so
+both sides carry the same cases. `read` lifts every file with this JAX, compares
 the result with the objects this JAX builds from the same description, re-encodes
 it and compares the bytes (with the file's, and with what this JAX writes for the
 case), and tries JAX's `_deserialize` on every pickle; it prints a JSON summary,
@@ -138,6 +140,34 @@ CARRIER_CASES: dict[str, Any] = {
         aux=_tree("list", _leaf((), "float32", sharding=_named("2x4"), weak_type=True)),
     ),
 }
+# Values JAX's colocated Python also serializes (colocated.v1.2's ValuePayload): a mesh, the
+# shardings of a call, dtypes and PRNG impls, and the function-and-specialization tuple it
+# writes before the output specs are known. Each table object is written once.
+KEY = "key<threefry2x32>"  # a key dtype, by its PRNG impl's registered name
+VALUE_CASES: dict[str, Any] = {
+    "value_mesh": {"mesh": "3d"},
+    "value_shardings": _tree(
+        "list",
+        _named("2x4", "x", "y"),
+        _named("2x4", None, "y"),
+        _named("2x4", "x", "y"),  # equal to the first, a distinct object: one entry
+        {"single": 5},
+    ),
+    "value_dtypes": _tree(
+        "tuple",
+        {"dtype": "float32"},
+        {"dtype": "bfloat16"},
+        {"dtype": "int4"},
+        {"dtype": KEY},
+        {"dtype": "key<rbg>"},
+        {"prng_impl": "threefry2x32"},
+        _leaf((4,), KEY, sharding=_named("2x4", "x")),
+        _tree("dict", devices={"device_list": [3, 1]}, none=None),
+    ),
+    "value_function": _tree(
+        "tuple", {"function": "colocated_wire.examples.affine"}, None, None, None, None, None
+    ),
+}
 # A program whose function travels by name: colocated_wire.examples.affine(x, scale, shift).
 PROGRAM_CASES: dict[str, Any] = {
     "program_affine": {
@@ -156,7 +186,7 @@ PROGRAM_CASES: dict[str, Any] = {
         "devices": list(range(8)),
     },
 }
-CASES = {**SPECS_CASES, **CARRIER_CASES, **PROGRAM_CASES}
+CASES = {**SPECS_CASES, **CARRIER_CASES, **PROGRAM_CASES, **VALUE_CASES}
 
 # --- Building JAX objects from the descriptions --------------------------------------------
 
@@ -208,20 +238,50 @@ def _sharding(d):
     return GSPMDSharding(devices, xc.HloSharding.from_proto(op))
 
 
-def _build_tree(d):
+def _dtype(name):
+    """numpy's dtype of a name, or the key dtype of a PRNG impl's ("key<threefry2x32>")."""
     import jax
+    from jax._src.random import prng
+
+    if name.startswith("key<"):
+        return prng.KeyTy(prng.prngs[name.removeprefix("key<").removesuffix(">")])
+    return jax.numpy.dtype(name)
+
+
+def _function(dotted):
+    import importlib
+
+    module, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)
+
+
+def _build_tree(d):
+    """The object of a description: a tree of specs, or a value's tree of table objects,
+    dtypes, PRNG impls and functions."""
+    import jax
+    from jax._src.random import prng
 
     if d is None:
         return None
     (kind, body), *_ = d.items()
     if kind == "leaf":
-        dtype = jax.numpy.dtype(body["dtype"])
         return jax.ShapeDtypeStruct(
             tuple(body["shape"]),
-            dtype,
+            _dtype(body["dtype"]),
             sharding=_sharding(body["sharding"]),
             weak_type=body["weak"],
         )
+    if kind in ("named", "single", "gspmd"):
+        return _sharding(d)
+    leaf = {
+        "mesh": _mesh,
+        "device_list": _device_list,
+        "dtype": _dtype,
+        "prng_impl": lambda name: prng.prngs[name],
+        "function": _function,
+    }.get(kind)
+    if leaf is not None:
+        return leaf(body)
     if kind == "dict":
         return {k: _build_tree(v) for k, v in body.items()}
     children = [_build_tree(c) for c in body]
@@ -236,16 +296,18 @@ def build_specs(d):
     return treedef, leaves
 
 
-def build_program(d):
-    """The 6-tuple serialize_program takes, of a program description."""
-    import importlib
+def build_value(d):
+    """The value serialize_value takes, of a value description."""
+    return _build_tree(d)
 
-    module, name = d["function"].rsplit(".", 1)
-    fun = getattr(importlib.import_module(module), name)
+
+def build_program(d):
+    """The 6-tuple serialize_program takes, of a program description (its devices a
+    DeviceList, as JAX's func.py hands `_serialize` them)."""
+    fun = _function(d["function"])
     in_treedef, in_leaves = build_specs(d["in"])
     out_treedef, out_leaves = build_specs(d["out"])
-    devices = tuple(_devices()[i] for i in d["devices"])
-    return fun, in_treedef, in_leaves, out_treedef, out_leaves, devices
+    return fun, in_treedef, in_leaves, out_treedef, out_leaves, _device_list(d["devices"])
 
 
 def _device_list(ids):
@@ -265,10 +327,55 @@ def encode(name: str) -> bytes:
 
     if name in PROGRAM_CASES:
         return colocated_wire.serialize_program(*build_program(PROGRAM_CASES[name]))
+    if name in VALUE_CASES:
+        return colocated_wire.serialize_value(build_value(VALUE_CASES[name]))
     if name in CARRIER_CASES:
         treedef, leaves = build_specs(CARRIER_CASES[name])
         return from_carrier(codec.serialize_specs(treedef, leaves, _device_list(range(8))))
     return colocated_wire.serialize_specs(*build_specs(SPECS_CASES[name]))
+
+
+def case_object(name: str) -> Any:
+    """What this JAX builds for case `name`: (treedef, leaves), a program's 6-tuple, or a
+    value; the object both colocated_wire and JAX's `_serialize` are handed."""
+    if name in PROGRAM_CASES:
+        return build_program(PROGRAM_CASES[name])
+    if name in VALUE_CASES:
+        return build_value(VALUE_CASES[name])
+    return build_specs({**SPECS_CASES, **CARRIER_CASES}[name])
+
+
+def _differs(name: str, got: Any) -> str | None:
+    """How `got`, read back from any version, differs from what this JAX builds for `name`."""
+    want = case_object(name)
+    if name in PROGRAM_CASES:
+        return (
+            ("function differs" if got[0] is not want[0] else None)
+            or _same_specs(got[1:3], want[1:3])
+            or _same_specs(got[3:5], want[3:5])
+            or (None if tuple(got[5]) == tuple(want[5]) else "devices differ")
+        )
+    if name in VALUE_CASES:
+        return _same_value(got, want)
+    return _same_specs(got, want)
+
+
+def _same_value(got, want) -> str | None:
+    """None if equal leaf by leaf, of the same types, in the same structure (a PRNG impl is a
+    leaf, as serialize_value takes it); else how they differ."""
+    import jax
+    from jax._src.random import prng
+
+    def flatten(v):
+        return jax.tree_util.tree_flatten(v, is_leaf=lambda o: isinstance(o, prng.PRNGImpl))
+
+    (got_leaves, got_tree), (want_leaves, want_tree) = flatten(got), flatten(want)
+    if got_tree != want_tree:
+        return f"tree differs: {got_tree} != {want_tree}"
+    for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
+        if type(g) is not type(w) or not (g is w or g == w):
+            return f"leaf {i} differs: {g!r} != {w!r}"
+    return None
 
 
 def _same_specs(got, want) -> str | None:
@@ -297,25 +404,18 @@ def read_case(name: str, data: bytes) -> str:
 
     try:
         if name in PROGRAM_CASES:
-            want = build_program(PROGRAM_CASES[name])
-            prog = colocated_wire.deserialize_program(data, allowed_modules=ALLOWED_MODULES)
-            differs = (
-                ("function differs" if prog.fun is not want[0] else None)
-                or _same_specs((prog.in_treedef, prog.in_leaves), want[1:3])
-                or _same_specs((prog.out_treedef, prog.out_leaves), want[3:5])
-                or (None if tuple(prog.devices) == tuple(want[5]) else "devices differ")
-            )
-            again = colocated_wire.serialize_program(*prog)
+            got = colocated_wire.deserialize_program(data, allowed_modules=ALLOWED_MODULES)
+            again = colocated_wire.serialize_program(*got)
+        elif name in VALUE_CASES:
+            got = colocated_wire.deserialize_value(data, allowed_modules=ALLOWED_MODULES)
+            again = colocated_wire.serialize_value(got)
         elif name in CARRIER_CASES:
-            want = build_specs(CARRIER_CASES[name])
             got = codec.deserialize_specs(to_carrier(data, _device_list(range(8))))
-            differs = _same_specs(got, want)
             again = encode_specs_carrier(got)
         else:
-            want = build_specs(SPECS_CASES[name])
             got = colocated_wire.deserialize_specs(data)
-            differs = _same_specs(got, want)
             again = colocated_wire.serialize_specs(*got)
+        differs = _differs(name, got)
     except Exception as e:  # noqa: BLE001  # any failure is a result to report
         return f"FAILED: {_first_line(e)}"
     if differs:
@@ -335,11 +435,11 @@ def encode_specs_carrier(specs) -> bytes:
 
 
 def jax_pickle(name: str) -> bytes:
-    """JAX's own colocated_python pickle of a specs case's (treedef, leaves)."""
+    """JAX's own colocated_python pickle of a case: `_serialize` of the same object (specs
+    as (treedef, leaves), the carrier's specs too, before their carrier)."""
     from jax.experimental.colocated_python import serialization
 
-    treedef, leaves = build_specs({**SPECS_CASES, **CARRIER_CASES}[name])
-    return serialization._serialize((treedef, leaves))
+    return serialization._serialize(case_object(name))
 
 
 def read_jax_pickle(name: str, data: bytes) -> str:
@@ -350,7 +450,7 @@ def read_jax_pickle(name: str, data: bytes) -> str:
     except Exception as e:  # noqa: BLE001
         return f"FAILED: {_first_line(e)}"
     try:  # what another version pickled may not even compare
-        differs = _same_specs(got, build_specs({**SPECS_CASES, **CARRIER_CASES}[name]))
+        differs = _differs(name, got)
     except Exception as e:  # noqa: BLE001
         return f"FAILED: read, cannot compare: {_first_line(e)}"
     return f"FAILED: read, not equal: {differs}"[:300] if differs else "ok"
@@ -370,7 +470,7 @@ def _setup_jax() -> str:
 
 
 def write(root: Path) -> dict[str, Any]:
-    """Writes every case (and JAX's pickle of each specs case) under root/<jax version>/."""
+    """Writes every case, and JAX's pickle of each, under root/<jax version>/."""
     version = _setup_jax()
     out = root / version
     (out / "jax-pickle").mkdir(parents=True, exist_ok=True)
@@ -378,7 +478,7 @@ def write(root: Path) -> dict[str, Any]:
     for name in CASES:
         (out / f"{name}.bin").write_bytes(encode(name))
         written["colocated_wire"].append(name)
-    for name in {**SPECS_CASES, **CARRIER_CASES}:
+    for name in CASES:
         try:
             (out / "jax-pickle" / f"{name}.pkl").write_bytes(jax_pickle(name))
             written["jax_pickle"][name] = "ok"

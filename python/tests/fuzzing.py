@@ -23,8 +23,10 @@ from colocated_wire import (
     LiftError,
     deserialize_program,
     deserialize_specs,
+    deserialize_value,
     serialize_program,
     serialize_specs,
+    serialize_value,
 )
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -33,8 +35,9 @@ FUZZ_SEED = 0x5EEDC0DE
 # Modules a fuzzed program may name (a worker's policy); nothing is called while decoding.
 ALLOWED_MODULES = frozenset({"json"})
 # What a LiftError may be about: this worker's devices, memories, node types, functions and
-# PRNG impls.
+# PRNG impls, and a value's pickle, which a fuzzed payload is never trusted to run.
 LIFT_REASONS = {
+    "pickle": "arrived pickled",
     "device": "is not a CPU device of this process",
     "memory kind": "is not one of",
     "node type": "is not defined in this process",
@@ -248,7 +251,7 @@ def load_seeds() -> list[tuple[str, str, bytes]]:
     seeds = []
     for directory in SEED_DIRS:
         for path in sorted(directory.glob("*.bin")):
-            decoder = "program" if path.stem.startswith("program") else "specs"
+            decoder = next((d for d in ("program", "value") if path.stem.startswith(d)), "specs")
             seeds.append((path.stem, decoder, path.read_bytes()))
     return seeds
 
@@ -275,15 +278,17 @@ def decode_and_check(decoder: str, data: bytes, budget_s: float = 5.0) -> str:
 
 
 def _decode_and_check(decoder: str, data: bytes) -> str:
-    program = decoder == "program"
-
     def decode(payload, allowed):
-        if program:
+        if decoder == "program":
             return deserialize_program(payload, allowed_modules=allowed)
+        if decoder == "value":
+            return deserialize_value(payload, allowed_modules=allowed)
         return deserialize_specs(payload)
 
     def encode(model):
-        return serialize_program(*model) if program else serialize_specs(*model)
+        if decoder == "value":
+            return serialize_value(model)
+        return serialize_program(*model) if decoder == "program" else serialize_specs(*model)
 
     try:
         model = decode(data, ALLOWED_MODULES)

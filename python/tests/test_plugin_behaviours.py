@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from jax.experimental import colocated_python as cp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax_limits import COLOCATED_OBJECTS, METHODS_OUTLIVE_THEIR_OBJECT, skip_if
 from test_plugin import _assert_same, wire, x  # noqa: F401 (fixtures)
 
 # State the colocated functions below keep in this module, as user code keeps caches.
@@ -187,6 +188,7 @@ def test_module_state_is_shared_and_the_module_never_pickled(wire, x):  # noqa: 
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x))
 
 
+@skip_if(COLOCATED_OBJECTS)
 def test_a_colocated_object_is_built_on_first_use_and_dropped_with_its_handle(wire, x):  # noqa: F811
     remote_class = cp.colocated_python_class(Lifecycle)
     unused = remote_class()
@@ -199,6 +201,7 @@ def test_a_colocated_object_is_built_on_first_use_and_dropped_with_its_handle(wi
     assert STATE.get("dropped") == 1
 
 
+@skip_if(COLOCATED_OBJECTS)
 def test_a_method_of_no_inputs_needs_devices(wire):  # noqa: F811
     devices = jax.devices()[:1]
     sharding = jax.sharding.SingleDeviceSharding(devices[0])
@@ -208,6 +211,8 @@ def test_a_method_of_no_inputs_needs_devices(wire):  # noqa: F811
     obj.fetch = obj.fetch.specialize(devices=devices)
     assert int(obj.fetch()) == 7
     spec = jax.ShapeDtypeStruct((), np.int32, sharding=sharding)
-    fetch = cp.colocated_python_class(Fetcher)(sharding).fetch
-    fetch = fetch.specialize(devices=devices, out_specs_fn=lambda: spec)
+    fetcher = cp.colocated_python_class(Fetcher)(sharding)
+    fetch = fetcher.fetch.specialize(devices=devices, out_specs_fn=lambda: spec)
+    if METHODS_OUTLIVE_THEIR_OBJECT is None:  # JAX 0.9 on: the method alone keeps working
+        del fetcher
     assert int(fetch()) == 7

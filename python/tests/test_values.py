@@ -332,7 +332,7 @@ BAD = {
     "no form": (lambda m: m.value.leaves[2].Clear(), ("value.leaves[2]", "missing")),
     "no dtype": (
         lambda m: setattr(m.value.leaves[1].dtype, "dtype", 0),
-        ("value.leaves[1].dtype.dtype", "missing"),
+        ("value.leaves[1].dtype.dtype", "unknown-enum"),  # as TypeScript and an ArraySpec
     ),
     "unknown dtype": (
         lambda m: setattr(m.value.leaves[1].dtype, "dtype", 999),

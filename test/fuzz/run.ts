@@ -2,10 +2,13 @@ import {
   DecodeError,
   decodeProgram,
   decodeSpecs,
+  decodeValue,
   encodeProgram,
   encodeSpecs,
+  encodeValue,
   type Program,
   type Specs,
+  type Value,
 } from "../../src";
 import { mutate } from "./mutate";
 import { Prng } from "./prng";
@@ -89,11 +92,8 @@ export function summary(report: FuzzReport): string {
  * and encodes again to the same bytes. Anything but that or a DecodeError is a failure.
  */
 export function decodeAndCheck(decoder: Seed["decoder"], input: Uint8Array): Outcome {
-  const decode = (bytes: Uint8Array): Specs | Program =>
-    decoder === "specs" ? decodeSpecs(bytes) : decodeProgram(bytes);
-  const encode = (model: Specs | Program) =>
-    decoder === "specs" ? encodeSpecsOf(model) : encodeProgram(model as Program);
-  let model: Specs | Program;
+  const { decode, encode } = CODECS[decoder];
+  let model: Model;
   try {
     model = decode(input);
   } catch (error) {
@@ -111,7 +111,20 @@ export function decodeAndCheck(decoder: Seed["decoder"], input: Uint8Array): Out
   }
 }
 
-function encodeSpecsOf(specs: Specs | Program): Uint8Array {
-  const { treedef, leaves } = specs as Specs;
-  return encodeSpecs(treedef, leaves);
-}
+type Model = Specs | Program | Value;
+
+/** Each seed's reader and writer, by the decoder its name picks (seeds.ts). */
+const CODECS: Record<
+  Seed["decoder"],
+  { decode: (bytes: Uint8Array) => Model; encode: (model: Model) => Uint8Array }
+> = {
+  specs: {
+    decode: decodeSpecs,
+    encode: (model) => encodeSpecs((model as Specs).treedef, (model as Specs).leaves),
+  },
+  program: { decode: decodeProgram, encode: (model) => encodeProgram(model as Program) },
+  value: {
+    decode: decodeValue,
+    encode: (model) => encodeValue((model as Value).treedef, (model as Value).leaves),
+  },
+};

@@ -26,7 +26,8 @@ import { range } from "../fixtures";
 /** A valid payload the fuzzer starts from. */
 export interface Seed {
   name: string;
-  decoder: "specs" | "program";
+  /** Picked by the name's start: "program" and "value" seeds are read as such, the rest as specs. */
+  decoder: "specs" | "program" | "value";
   bytes: Uint8Array;
 }
 
@@ -135,7 +136,7 @@ export function loadSeeds(): Seed[] {
       .sort()
       .map((f) => {
         const name = f.replace(/\.bin$/, "");
-        const decoder = name.startsWith("program") ? "program" : "specs";
+        const decoder = (["program", "value"] as const).find((d) => name.startsWith(d)) ?? "specs";
         return { name, decoder, bytes: new Uint8Array(readFileSync(join(dir, f))) } as Seed;
       });
   return [...from(SEED_DIR), ...from(NEWER_DIR)];

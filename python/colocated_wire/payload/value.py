@@ -222,11 +222,10 @@ def check_leaf(leaf: payload_pb2.ValueLeaf, path: str, ctx: CheckContext) -> Non
 
 
 def _check_dtype(msg: payload_pb2.DTypeValue, path: str, ctx: CheckContext) -> None:
-    """A dtype: known, of the payload's version, with a key type exactly when a key dtype."""
+    """A dtype: known (not UNSPECIFIED), of the payload's version, with a key type exactly
+    when a key dtype."""
     dtype, minor = msg.dtype, ctx.minor_version
-    if dtype == table_pb2.D_TYPE_UNSPECIFIED:
-        raise DecodeError(f"{path}.dtype", "missing", "a dtype value needs its dtype")
-    if dtype not in DTYPES:
+    if dtype not in DTYPES:  # UNSPECIFIED too, as an ArraySpec's (docs/wire-format.md)
         what = f"dtype {dtype}"
         newer = newer_value(f"{path}.dtype", what, minor)
         raise newer or DecodeError(f"{path}.dtype", "unknown-enum", f"unknown {what}")

@@ -1,9 +1,10 @@
 """The errors the JAX plugin raises, typed so that code written for JAX still catches them.
 
-JAX's colocated Python raises ValueError for a device id a process lacks and
-TypeError for a value it cannot pickle. colocated_wire raises LiftError (a
-LookupError) and EncodeError for those faults, so at the plugin boundary each
-becomes a subclass of both: `except ValueError` and `except LiftError` both work.
+JAX's colocated Python raises ValueError for a device id a process lacks (JAX
+0.4.38 a KeyError, from its dict of devices) and TypeError for a value it cannot
+pickle. colocated_wire raises LiftError (a LookupError) and EncodeError for those
+faults, so at the plugin boundary each is a subclass of JAX's types and ours: for a
+missing device `except ValueError`, `except KeyError` and `except LiftError` all work.
 """
 
 from __future__ import annotations
@@ -27,8 +28,13 @@ class PluginEncodeTypeError(PluginEncodeError, TypeError):
     """A value that cannot be written, where JAX raises TypeError (it does not pickle)."""
 
 
-class PluginLiftError(LiftError, ValueError):
-    """A valid payload names what this process lacks (JAX: ValueError for a missing device)."""
+class PluginLiftError(LiftError, KeyError, ValueError):
+    """A valid payload names what this process lacks (JAX: ValueError for a missing device,
+    KeyError on 0.4.38), so code written for either JAX catches it."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its key; this one is a message, shown as it is.
+        return Exception.__str__(self)
 
 
 class PickleNotAllowedError(FunctionNotAvailableError, PickleNotAllowed):
