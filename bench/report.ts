@@ -1,3 +1,4 @@
+import { diffSection } from "./diff-report";
 import { formatBytes, formatCount, formatMs, sig, sizeRatio, speedRatio } from "./format";
 import { pluginSection } from "./plugin-report";
 import {
@@ -37,6 +38,7 @@ export function markdownReport(results: RunResults): string {
     ...memorySection(results),
     ...(s4.length ? ["", "### S4: leaves on one 128×8 mesh", "", s4Table(s4)] : []),
     ...pluginSection(results.plugin),
+    ...diffSection(results.diff),
     "",
     "### Targets",
     "",

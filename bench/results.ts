@@ -1,4 +1,5 @@
 import type { DefaultScenario } from "./default-scenario";
+import type { DiffRow } from "./diff";
 import type { Policy, Timing } from "./measure";
 import type { Case } from "./scenarios";
 
@@ -86,6 +87,8 @@ export interface RunResults {
    * under each JAX of bench/plugin-versions.ts: a row per case and version.
    */
   plugin: PluginResult[];
+  /** Two S2 payloads diffed in each language, beside decoding both (bench/diff.ts). */
+  diff?: DiffRow[];
 }
 
 /** JAX's own serialization, or colocated_wire.plugin installed. */

@@ -6,6 +6,8 @@ import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { measureDecodeMemory } from "./decode-memory";
 import { measureDefaultScenario } from "./default-scenario";
+import { diffWanted, measureDiff } from "./diff";
+import { diffTargets } from "./diff-report";
 import { groupParts, runGroupSection } from "./group";
 import { groupMarkdown } from "./group-report";
 import { inspectorCases, inspectorMarkdown, runInspectorSection } from "./inspector";
@@ -147,6 +149,13 @@ async function main(): Promise<void> {
   const inspector = inspectorFor.length
     ? await runInspectorSection(ROOT, inspectorFor, outDir, (task) => bar.update({ task }))
     : undefined;
+  // Two S2 payloads diffed, in both languages, beside decoding both (--filter diff).
+  const diffFor = diffWanted(options.quick, options.filter);
+  const diffRun = diffFor.length
+    ? await measureDiff(ROOT, diffFor, (task) => bar.update({ task }))
+    : undefined;
+  const diff = diffRun?.rows;
+  if (versions.jax === "?" && diffRun?.versions) versions = diffRun.versions;
   bar.stop();
 
   const cases = [...results.values()];
@@ -168,8 +177,9 @@ async function main(): Promise<void> {
     targets: [],
     ...(options.quick ? {} : { decodeMemory: measureDecodeMemory() }),
     plugin,
+    ...(diff ? { diff } : {}),
   };
-  run.targets = checkTargets(cases, run.decodeMemory);
+  run.targets = [...checkTargets(cases, run.decodeMemory), ...diffTargets(diff)];
   const report = markdownReport(run);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(path.join(outDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
@@ -196,6 +206,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
   if ([...cases, ...plugin].some((r) => Object.keys(r.errors).length)) process.exitCode = 1;
+  if (diff?.some((r) => r.error)) process.exitCode = 1;
 }
 
 /** (a) and (d1) of every case of the group, in this process; for S3, the limit too. */

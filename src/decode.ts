@@ -17,7 +17,7 @@ import type { DeviceList } from "./model/device-list";
 import type { Program, SharedObject, Specs } from "./model/program";
 import type { Value } from "./model/value-leaf";
 import * as fn from "./payload/function";
-import { type DecodeOptions, parsePayload } from "./payload/header";
+import { type DecodeOptions, parsePayload, payloadKindOf } from "./payload/header";
 import * as specs from "./payload/specs";
 import * as value from "./payload/value";
 import { type PayloadOrigin, rememberProgram, rememberSpecs, rememberValue } from "./provenance";
@@ -26,32 +26,62 @@ import { liftTable } from "./table/lift-table";
 
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
 export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Specs {
-  return decodePayload(SpecsPayload, PayloadKind.PAYLOAD_KIND_SPECS, bytes, options, {
-    check: (message, at) => specs.check(message.specs, at("specs")),
-    lift: (message, objects, facts) =>
-      specs.lift(message.specs as SpecsMessage, { objects, facts }),
-    remember: rememberSpecs,
-  });
+  return decodePayload(SpecsPayload, PayloadKind.PAYLOAD_KIND_SPECS, bytes, options, SPECS).result;
 }
 
 /** Decodes ProgramPayload bytes into a Program; throws only DecodeError. */
 export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): Program {
-  return decodePayload(ProgramPayload, PayloadKind.PAYLOAD_KIND_PROGRAM, bytes, options, {
-    check: checkProgram,
-    lift: liftProgram,
-    remember: rememberProgram,
-  });
+  const kind = PayloadKind.PAYLOAD_KIND_PROGRAM;
+  return decodePayload(ProgramPayload, kind, bytes, options, PROGRAM).result;
 }
 
 /** Decodes ValuePayload bytes (colocated.v1.2) into a treedef and its leaves; throws only DecodeError. */
 export function decodeValue(bytes: Uint8Array, options: DecodeOptions = {}): Value {
-  return decodePayload(ValuePayload, PayloadKind.PAYLOAD_KIND_VALUE, bytes, options, {
-    check: (message, at) => value.check(message.value, at("value")),
-    lift: (message, objects, facts) =>
-      value.lift(message.value as ValueMessage, { objects, facts }),
-    remember: rememberValue,
-  });
+  return decodePayload(ValuePayload, PayloadKind.PAYLOAD_KIND_VALUE, bytes, options, VALUE).result;
 }
+
+/** A payload decoded, with what decoding read on the way: its message, and its table's objects by index. */
+export interface Decoding<M, R> {
+  result: R;
+  message: M;
+  objects: readonly SharedObject[];
+}
+
+/** A payload of any kind, decoded with its message and table. */
+export type AnyDecoding =
+  | ({ kind: "specs" } & Decoding<SpecsPayload, Specs>)
+  | ({ kind: "program" } & Decoding<ProgramPayload, Program>)
+  | ({ kind: "value" } & Decoding<ValuePayload, Value>);
+
+/**
+ * Decodes a payload of the kind its header names, keeping its message and lifted table, which
+ * the diff compares (read again from the bytes, they would cost as much as decoding).
+ */
+export function decodeWithTable(bytes: Uint8Array, options: DecodeOptions = {}): AnyDecoding {
+  const kind = payloadKindOf(bytes);
+  if (kind === "specs") {
+    const specsKind = PayloadKind.PAYLOAD_KIND_SPECS;
+    return { kind, ...decodePayload(SpecsPayload, specsKind, bytes, options, SPECS) };
+  }
+  if (kind === "program") {
+    const programKind = PayloadKind.PAYLOAD_KIND_PROGRAM;
+    return { kind, ...decodePayload(ProgramPayload, programKind, bytes, options, PROGRAM) };
+  }
+  const valueKind = PayloadKind.PAYLOAD_KIND_VALUE;
+  return { kind, ...decodePayload(ValuePayload, valueKind, bytes, options, VALUE) };
+}
+
+const SPECS: PayloadParts<SpecsPayload, TreeDefFacts, Specs> = {
+  check: (message, at) => specs.check(message.specs, at("specs")),
+  lift: (message, objects, facts) => specs.lift(message.specs as SpecsMessage, { objects, facts }),
+  remember: rememberSpecs,
+};
+
+const VALUE: PayloadParts<ValuePayload, TreeDefFacts, Value> = {
+  check: (message, at) => value.check(message.value, at("value")),
+  lift: (message, objects, facts) => value.lift(message.value as ValueMessage, { objects, facts }),
+  remember: rememberValue,
+};
 
 /** The facts of a program's specs. */
 interface ProgramFacts {
@@ -85,6 +115,12 @@ function liftProgram(
   };
 }
 
+const PROGRAM: PayloadParts<ProgramPayload, ProgramFacts, Program> = {
+  check: checkProgram,
+  lift: liftProgram,
+  remember: rememberProgram,
+};
+
 /** How one payload kind checks and lifts its parts outside the table, and remembers newer fields. */
 interface PayloadParts<M, F, R> {
   /** Checks the parts; `at(path)` is the context of a part, which may refer to every entry. */
@@ -100,7 +136,7 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
   bytes: Uint8Array,
   options: DecodeOptions,
   parts: PayloadParts<M, F, R>,
-): R {
+): Decoding<M, R> {
   try {
     const limits = resolveLimits(options.limits);
     const parsed = parsePayload(type, kind, bytes, { ...options, limits });
@@ -112,7 +148,7 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
     const objects = liftTable(refs.checked, unknownFields > 0);
     const result = parts.lift(message, objects, facts);
     if (unknownFields > 0) parts.remember(result, { message, table: objects });
-    return result;
+    return { result, message, objects };
   } catch (error) {
     // Keeps the promise that decoding throws only DecodeError, even where a check was missed.
     if (error instanceof DecodeError) throw error;

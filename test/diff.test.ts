@@ -86,6 +86,40 @@ describe("diff: payloads compared by value", () => {
     ]);
   });
 
+  test("a list's leaves that differ alike by several pairs of specs: one group, in order", () => {
+    const m = mesh();
+    const on = (spec: PartitionSpec) => new NamedSharding(m, spec);
+    const [x, y] = [on(new PartitionSpec("x")), on(new PartitionSpec("y"))];
+    const list = (dtype: "float32" | "bfloat16", changed: (i: number) => boolean) =>
+      specs(
+        Array.from({ length: 6 }, (_, i) => {
+          const sharding = i % 2 ? y : x;
+          return new ShapeDtypeStruct([8], changed(i) ? dtype : "float32", sharding);
+        }),
+      );
+    const a = list("float32", () => false);
+    // Leaves 3 (on y) and 4 (on x): two pairs of specs, one cause, the paths in leaf order.
+    const two = diffPayloads(
+      a,
+      list("bfloat16", (i) => i === 3 || i === 4),
+    );
+    expect(two.groups.map((g) => [g.text, g.paths.map((p) => p.path)])).toEqual([
+      ["dtype float32 to bfloat16", ["[3]", "[4]"]],
+    ]);
+    // Leaves 1, 2, 5: three siblings alike are one `[*]`; all six, the root.
+    const three = diffPayloads(
+      a,
+      list("bfloat16", (i) => [1, 2, 5].includes(i)),
+    );
+    expect(three.groups[0].paths).toEqual([{ part: "specs", path: "[*]", count: 3 }]);
+    const all = diffPayloads(
+      a,
+      list("bfloat16", () => true),
+    );
+    expect(all.differingLeaves).toBe(6);
+    expect(all.groups[0].paths).toEqual([{ part: "specs", path: "", count: 6 }]);
+  });
+
   test("the tree: keys added and removed, node types, None against a leaf, lengths", () => {
     const leaf = f32([2]);
     const a = specs({ a: tuple(leaf, leaf), b: null, c: [leaf], d: leaf, gone: leaf });
@@ -280,7 +314,12 @@ describe("colocated-wire diff", () => {
     );
     const missing = run(a, join(dir, "missing.bin"));
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toMatch(/^colocated-wire: .*missing\.bin: no such file or folder/);
+    expect(missing.stderr).toMatch(/^colocated-wire: .*missing\.bin: no such file or folder\n$/);
+    // Trouble with an input is no usage mistake: one clean line, no hint at --help.
+    for (const failed of [garbage, missing]) expect(failed.stderr).not.toContain("--help");
+    const usage = run("--base64", "--json-form", a, a);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain("(see colocated-wire diff --help)");
     const program = file(
       "program.bin",
       encodeProgram({

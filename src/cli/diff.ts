@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { DiffInputError, diffPayloads } from "../diff/diff-payloads";
 import { formatDiff } from "../diff/format-diff";
 import { payloadFromJson } from "../json-form";
-import { UsageError } from "./errors";
+import { StatusError, UsageError } from "./errors";
 import { readJson, readPayload } from "./files";
 
 /** Options of `colocated-wire diff`. */
@@ -12,15 +12,9 @@ export interface DiffOptions {
   json?: boolean;
 }
 
-/**
- * The payloads differ: exit status 1, as diff(1) says it, with the differences already
- * printed. The error line is empty, so main prints nothing more.
- */
-class PayloadsDiffer extends Error {
-  constructor() {
-    super("");
-  }
-}
+/** diff(1)'s exit statuses: 0 the same, 1 different, 2 trouble. */
+const DIFFER = 1;
+const TROUBLE = 2;
 
 /** `colocated-wire diff A B`: why two payloads differ, by cause and tree path. */
 export function diffCommand(): Command {
@@ -50,10 +44,11 @@ function diffAction(a: string, b: string, options: DiffOptions): void {
       error instanceof DiffInputError
         ? `${error.input === "a" ? a : b}: ${error.cause.message}`
         : (error as Error).message;
-    throw new UsageError(message, "colocated-wire diff");
+    throw new StatusError(message, TROUBLE);
   }
   console.log(options.json ? JSON.stringify(diff, null, 2) : formatDiff(diff, [a, b]));
-  if (!diff.same) throw new PayloadsDiffer();
+  // The differences are printed already: the status says the rest, with no line.
+  if (!diff.same) throw new StatusError("", DIFFER);
 }
 
 function read(file: string, options: DiffOptions): Uint8Array {

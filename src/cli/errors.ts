@@ -16,6 +16,19 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * An error that names its own exit status, for a command whose statuses say more than ok or
+ * bad input: `diff`'s 1 (the payloads differ: already printed, so no line) and 2 (trouble).
+ */
+export class StatusError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 /** A file the command could not read or write, worded as `<path>: <what is wrong>`. */
 export function fileError(path: string, error: unknown, writing = false): Error {
   const code = (error as NodeJS.ErrnoException).code;
@@ -33,7 +46,7 @@ const FS_ERRORS: Record<string, string> = {
   EACCES: "permission denied",
 };
 
-/** The one line an error prints (none after help) (DecodeError and EncodeError as they are) and the exit status. */
+/** The one line an error prints (none after help or an empty message; DecodeError and EncodeError as they are) and the exit status. */
 export function reportOf(error: unknown): { line: string; status: number } {
   if (error instanceof UsageError) {
     if (error.exitCode === 0) return { line: "", status: EXIT.ok };
@@ -41,9 +54,14 @@ export function reportOf(error: unknown): { line: string; status: number } {
     if (error.message === "(outputHelp)") return { line: "", status: EXIT.usage };
     return { line: `${error.message} (see ${error.command} --help)`, status: EXIT.usage };
   }
+  if (error instanceof StatusError) return { line: oneLine(error.message), status: error.status };
   if (error instanceof DecodeError || error instanceof EncodeError) {
     return { line: error.message, status: EXIT.badInput };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { line: message.replace(/\s+/g, " ").trim(), status: EXIT.badInput };
+  return { line: oneLine(message), status: EXIT.badInput };
+}
+
+function oneLine(message: string): string {
+  return message.replace(/\s+/g, " ").trim();
 }

@@ -22,14 +22,24 @@ function pageScript(): string {
   }
 }
 
-/** The self-contained inspector page, with a payload in it or, without one, a file picker. */
-export function inspectorPage(payload?: { bytes: Uint8Array; name: string }): string {
+/** A payload and the name the page shows it by. */
+export interface PagePayload {
+  bytes: Uint8Array;
+  name: string;
+}
+
+/**
+ * The self-contained inspector page, with a payload in it (with a second, their diff) or,
+ * without one, file pickers.
+ */
+export function inspectorPage(payload?: PagePayload, other?: PagePayload): string {
+  const payloads = [payload, other].filter((p): p is PagePayload => p !== undefined);
   return inspectorHtml(
     pageScript(),
-    payload && {
-      base64: Buffer.from(payload.bytes).toString("base64"),
-      name: basename(payload.name),
-    },
+    payloads.map((p) => ({
+      base64: Buffer.from(p.bytes).toString("base64"),
+      name: basename(p.name),
+    })),
   );
 }
 
@@ -71,16 +81,45 @@ export interface InspectOptions {
   json?: boolean;
 }
 
-/** `colocated-wire inspect [file]`: the text report, the page, or the JSON view. */
-export function inspectCommand(file: string | undefined, options: InspectOptions): void {
-  // Only the page can go without a payload: it then lets the user pick one.
+/** `colocated-wire inspect [file] [other]`: the text report, the page, or the JSON view. */
+export function inspectCommand(files: string[], options: InspectOptions): void {
+  const command = "colocated-wire inspect";
+  const [file, other] = files;
+  // Only the page can go without a payload (it then lets the user pick one), or with two.
   if (file === undefined && !options.html) {
     throw new UsageError(
       "missing required argument 'file' (only --html may go without one)",
-      "colocated-wire inspect",
+      command,
+    );
+  }
+  if (files.length > 2)
+    throw new UsageError("at most two payloads (the page compares two)", command);
+  if (other !== undefined && (!options.html || options.json)) {
+    throw new UsageError(
+      "two payloads are for the page (--html, without --json); colocated-wire diff compares them as text",
+      command,
     );
   }
   const bytes = file === undefined ? undefined : readPayload(file, options.base64);
-  if (options.html || options.json) inspectOutputs(bytes, file, options);
+  if (other !== undefined) {
+    const page = { bytes: bytes as Uint8Array, name: file };
+    comparePage(
+      page,
+      { bytes: readPayload(other, options.base64), name: other },
+      options.html as string,
+    );
+  } else if (options.html || options.json) inspectOutputs(bytes, file, options);
   else console.log(formatInspection(inspectPayload(bytes as Uint8Array)));
+}
+
+/**
+ * `inspect --html OUT A B`: the page that shows how two payloads differ. A payload that does
+ * not decode is still written, then reported as the error it is, named by its file.
+ */
+function comparePage(a: PagePayload, b: PagePayload, html: string): void {
+  writeOutput(html, Buffer.from(inspectorPage(a, b)));
+  for (const { bytes, name } of [a, b]) {
+    const { error } = inspectionJson(bytes);
+    if (error) throw new Error(`${name}: ${error.path}: ${error.detail}`);
+  }
 }

@@ -24,7 +24,10 @@ export function buildCli(): Command {
   program
     .command("inspect")
     .description("print a payload's table, its size, and its size with every shared object inlined")
-    .argument("[file]", "a binary payload (optional with --html: the page then opens one)")
+    .argument(
+      "[files...]",
+      "a binary payload (optional with --html: the page then opens one); with --html, two: the page shows their diff",
+    )
     .option(...BASE64_IN)
     .option("--html <out.html>", "write a self-contained page that draws the payload in a browser")
     .option(

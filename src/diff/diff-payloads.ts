@@ -6,7 +6,8 @@
  */
 import { DecodeError } from "../errors";
 import { EntryComparison, sameNumbers } from "./compare-entries";
-import { Groups } from "./groups";
+import { Groups, type LocatedGroup } from "./groups";
+import { LeafRuns } from "./leaf-runs";
 import { devicesCauses, functionCause, headerCause, partCause } from "./payload-causes";
 import { DIFF_VERSION, type PayloadDiff } from "./payload-diff";
 import { type DiffSide, readSide } from "./read-side";
@@ -27,6 +28,19 @@ export class DiffInputError extends Error {
 
 /** Compares two payloads of one kind; a payload that does not decode is a DiffInputError. */
 export function diffPayloads(a: Uint8Array, b: Uint8Array): PayloadDiff {
+  return diffInDetail(a, b).diff;
+}
+
+/** A diff with what the inspector page draws it from: both sides, and where each group lies. */
+export interface DetailedDiff {
+  diff: PayloadDiff;
+  sides: readonly [DiffSide, DiffSide];
+  /** By group, as `diff.groups`: its places and leaves in A's tree, and its first leaves. */
+  located: LocatedGroup[];
+}
+
+/** `diffPayloads`, with the sides and the groups' places kept for the inspector page. */
+export function diffInDetail(a: Uint8Array, b: Uint8Array): DetailedDiff {
   const same = sameNumbers(a, b);
   const sideA = read(a, "a");
   const sideB = same ? sideA : read(b, "b");
@@ -44,15 +58,19 @@ export function diffPayloads(a: Uint8Array, b: Uint8Array): PayloadDiff {
     differingLeaves: 0,
     groups: [],
   };
-  if (same) return diff;
+  const sides = [sideA, sideB] as const;
+  if (same) return { diff, sides, located: [] };
   const { groups, differingLeaves } = compareSides(sideA, sideB);
-  return { ...diff, equal: groups.length === 0, differingLeaves, groups };
+  const found = groups.finish();
+  const result = { ...diff, equal: found.length === 0, differingLeaves, groups: found };
+  return { diff: result, sides, located: groups.located() };
 }
 
 /** The differences of two sides of one kind, in the order of the payload's fields. */
-function compareSides(a: DiffSide, b: DiffSide) {
+function compareSides(a: DiffSide, b: DiffSide): { groups: Groups; differingLeaves: number } {
   const groups = new Groups();
   const entries = new EntryComparison(a, b);
+  const runs = new LeafRuns(entries);
   let differingLeaves = 0;
   const header = headerCause(a, b);
   if (header) groups.add(header, null, 0);
@@ -77,7 +95,7 @@ function compareSides(a: DiffSide, b: DiffSide) {
       a.kind === "value"
         ? (ra: number, rb: number) => entries.valueLeaves(ra, rb)
         : (ra: number, rb: number) => entries.arraySpecs(ra, rb);
-    walkTrees(name, pa.root, pb.root, {
+    walkTrees(name, pa.root, pb.root, refsA.length, {
       node(cause, place, leaves) {
         groups.add(cause, place, leaves);
         differingLeaves += leaves;
@@ -86,14 +104,25 @@ function compareSides(a: DiffSide, b: DiffSide) {
         const causes = compare(refsA[ia], refsB[ib]);
         if (causes.length === 0) return;
         differingLeaves++;
-        for (const cause of causes) groups.addLeaf(cause, parent, container, index);
+        for (const cause of causes) groups.addLeaf(cause, parent, container, index, ia, ib);
       },
-      leaves(ia, ib, count, parent, container) {
-        for (let k = 0; k < count; k++) this.leaf(ia + k, ib + k, parent, container, k);
+      leaves(ia, ib, from, count, parent, container) {
+        // A value's leaves that are no table entries have no entry to pair: one at a time.
+        if (a.kind === "value") {
+          for (let k = 0; k < count; k++) this.leaf(ia + k, ib + k, parent, container, from + k);
+          return;
+        }
+        for (const { causes, indices } of runs.differing(refsA, ia, refsB, ib, from, count)) {
+          differingLeaves += indices.length;
+          const k = indices[0] - from;
+          for (const cause of causes) {
+            groups.addLeaves(cause, parent, container, indices, ia + k, ib + k);
+          }
+        }
       },
     });
   }
-  return { groups: groups.finish(), differingLeaves };
+  return { groups, differingLeaves };
 }
 
 function read(bytes: Uint8Array, input: "a" | "b"): DiffSide {

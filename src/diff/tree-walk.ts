@@ -3,7 +3,7 @@
  * node, and each pair of leaves that face each other is handed on, to be compared by their
  * entries. Without recursion (trees may be 1,000 deep). Python: diff/tree_walk.py.
  */
-import type { ContainerNode, TreeNode } from "../model/tree";
+import { type ContainerNode, LEAF, type TreeNode } from "../model/tree";
 import { type DictKey, dictKeyIdentity, dictKeyText, factoryText } from "../model/tree-dict-keys";
 import { sameNumbers } from "./compare-entries";
 import { change, listText, thousands } from "./describe";
@@ -16,8 +16,18 @@ export interface WalkSink {
   node(cause: Cause, place: Place, leaves: number): void;
   /** Leaf `ia` of A faces leaf `ib` of B, as child `index` of `container` (null: the root). */
   leaf(ia: number, ib: number, parent: Place, container: ContainerNode | null, index: number): void;
-  /** Leaves `ia + k` of A face `ib + k` of B, as children k < `count` of `container`. */
-  leaves(ia: number, ib: number, count: number, parent: Place, container: ContainerNode): void;
+  /**
+   * Leaves `ia + k` of A face `ib + k` of B, as children `from + k` of `container`, k < `count`:
+   * a run of sibling leaves, handed on at once (a list of 10,000 arrays is one call).
+   */
+  leaves(
+    ia: number,
+    ib: number,
+    from: number,
+    count: number,
+    parent: Place,
+    container: ContainerNode,
+  ): void;
 }
 
 /** Children facing each other: in order (tuples, lists, custom nodes) or by key (dicts, namedtuples). */
@@ -39,10 +49,16 @@ interface Frame {
   pb: number;
 }
 
-/** Walks part `part` of both payloads: A's tree `a` against B's tree `b`. */
-export function walkTrees(part: string, a: TreeNode, b: TreeNode, sink: WalkSink): void {
+/** Walks part `part` of both payloads: A's tree `a`, of `leaves` leaves, against B's tree `b`. */
+export function walkTrees(
+  part: string,
+  a: TreeNode,
+  b: TreeNode,
+  leaves: number,
+  sink: WalkSink,
+): void {
   const counts = new LeafCounts();
-  const root = partRoot(part, counts.of(a));
+  const root = partRoot(part, leaves);
   if (a.kind === "leaf" && b.kind === "leaf") {
     sink.leaf(0, 0, root, null, -1);
     return;
@@ -64,9 +80,17 @@ export function walkTrees(part: string, a: TreeNode, b: TreeNode, sink: WalkSink
       const sa = starts ? starts[2 * k] : pa;
       const sb = starts ? starts[2 * k + 1] : pb;
       if (ca.kind === "leaf" && cb.kind === "leaf") {
-        sink.leaf(sa, sb, place, fa, i);
-        pa++;
-        pb++;
+        if (pairs) {
+          sink.leaf(sa, sb, place, fa, i);
+          continue;
+        }
+        // Children in order: the leaves that follow face each other too, as one run.
+        let end = next;
+        while (end < count && isLeaf(fa.children[end]) && isLeaf(fb.children[end])) end++;
+        sink.leaves(pa, pb, k, end - k, place, fa);
+        pa += end - k;
+        pb += end - k;
+        next = end;
         continue;
       }
       if (!starts) {
@@ -120,10 +144,7 @@ function compareNodes(
       const extra = counts.sum(x.children, frame.count) + counts.sum(y.children, frame.count);
       sink.node(nodeCause("length", na, nb), place, extra);
     }
-    // Children that are all leaves (a list of arrays) face each other as one run.
-    if (!allLeaves(x) || !allLeaves(y)) return frame;
-    sink.leaves(pa, pb, frame.count, place, x);
-    return undefined;
+    return frame;
   }
   return keyedFrame(frame, sink, counts);
 }
@@ -221,9 +242,9 @@ function describeNode(node: TreeNode): string {
   }
 }
 
-function allLeaves(node: ContainerNode): boolean {
-  for (const child of node.children) if (child.kind !== "leaf") return false;
-  return true;
+/** A leaf: decoded trees share one leaf node, so identity answers first. */
+function isLeaf(node: TreeNode): boolean {
+  return node === LEAF || node.kind === "leaf";
 }
 
 function matchingOf(node: TreeNode): Matching | undefined {

@@ -43,11 +43,25 @@ button.toggle[aria-expanded="true"]::before { content: "▾ "; }
 li.leaf { padding-left: 1.1rem; }
 .none, .status { color: #666; }
 ol.results { font-size: .9rem; }
+#diff-summary { font-size: 1.05rem; font-weight: 600; }
+#diff-groups code { white-space: pre-wrap; }
+#diff-groups li:target { background: #fff3c4; }
+.changed { background: #fff3c4; }
+li[data-changed="below"] > button.toggle { font-weight: 600; }
+a.badge { margin-left: .5rem; padding: 0 .35rem; border-radius: 3px; background: #b3261e; color: #fff; font-size: .8rem; text-decoration: none; }
+label.filter { margin-left: 1rem; }
+figure.change { border: 1px solid #ccd; border-radius: 6px; padding: .4rem .7rem; margin: .6rem 0; }
+figure.change > figcaption { font-size: .95rem; color: #1b1f24; margin-bottom: .3rem; }
+.before-after { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
+/* Side by side, unless a grid is wider than half: a flex item is no narrower than its content. */
+.before-after > .side { flex: 1 1 460px; }
+.before-after h4 { margin: .2rem 0; }
 :focus-visible { outline: 3px solid #3a6ea5; outline-offset: 1px; }
 @media print {
   :root { font-size: 11px; }
   body { max-width: none; padding: 0; }
   .open, .drop, .tools, button.more, li.more { display: none; }
+  .changed { outline: 1px solid #b3261e; }
   details.sharding { break-inside: avoid; }
   * { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
   a { color: inherit; text-decoration: none; }

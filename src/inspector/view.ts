@@ -186,7 +186,8 @@ function functionView(fn: unknown, bytes: Uint8Array): FunctionView {
   return { kind: "unknown", bytes: (fn as { bytes: Uint8Array }).bytes.length };
 }
 
-function isSharding(leaf: ValueLeaf): leaf is Sharding {
+/** Whether a value's leaf is a sharding, which the page draws. */
+export function isSharding(leaf: ValueLeaf): leaf is Sharding {
   return (
     leaf instanceof NamedSharding ||
     leaf instanceof SingleDeviceSharding ||

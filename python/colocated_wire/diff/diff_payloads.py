@@ -79,7 +79,7 @@ def _compare_sides(a: DiffSide, b: DiffSide) -> tuple[list, int]:
             continue
         compare = entries.value_leaves if a.kind == "value" else entries.array_specs
         sink = _Sink(groups, compare, pa.leaf_refs, pb.leaf_refs)
-        walk_trees(name, pa.root, pb.root, sink)
+        walk_trees(name, pa.root, pb.root, len(pa.leaf_refs), sink)
         differing += sink.differing
     return groups.finish(), differing
 

@@ -45,10 +45,11 @@ class _Frame:
         self.pa, self.pb = pa, pb  # without pairs, where the next child's leaves start
 
 
-def walk_trees(part: str, a: TreeNode, b: TreeNode, sink: WalkSink) -> None:
-    """Walks part `part` of both payloads: A's tree `a` against B's tree `b`."""
+def walk_trees(part: str, a: TreeNode, b: TreeNode, leaves: int, sink: WalkSink) -> None:
+    """Walks part `part` of both payloads: A's tree `a`, of `leaves` leaves, against B's tree
+    `b`. The part's leaves are known: counting them again would cost a pass over the tree."""
     counts = _LeafCounts()
-    root = part_root(part, counts.of(a))
+    root = part_root(part, leaves)
     if a.kind == "leaf" and b.kind == "leaf":
         sink.leaf(0, 0, root, None, -1)
         return

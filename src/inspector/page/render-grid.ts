@@ -8,12 +8,15 @@ const OPEN_DEVICES = 4_096;
 const LEGEND_MAX = 16;
 
 /** Every distinct sharding, each a grid of its mesh's devices coloured by the shard they hold. */
-export function renderShardings(shardings: readonly ShardingView[]): HTMLElement {
+export function renderShardings(
+  shardings: readonly ShardingView[],
+  title = "Shardings",
+): HTMLElement {
   let devices = 0;
   return h(
     "section",
     { id: "shardings" },
-    h("h2", {}, `Shardings (${count(shardings.length)} distinct)`),
+    h("h2", {}, `${title} (${count(shardings.length)} distinct)`),
     shardings.length === 0 ? h("p", {}, "No leaf has a sharding.") : null,
     ...shardings.map((view, i) => {
       devices += view.devices.length;
@@ -22,13 +25,27 @@ export function renderShardings(shardings: readonly ShardingView[]): HTMLElement
   );
 }
 
-function renderSharding(view: ShardingView, open: boolean): HTMLElement {
+/** Where a sharding is drawn. */
+export interface ShardingPlace {
+  /** Its element's id: a diff draws a sharding of each payload, whose entry numbers may meet. */
+  id: string;
+  /** In a diff, the payload it is of. */
+  side?: "a" | "b";
+}
+
+/** One sharding, open or drawn when opened. */
+export function renderSharding(
+  view: ShardingView,
+  open: boolean,
+  place: ShardingPlace = { id: `sharding-${view.id}` },
+): HTMLElement {
   const body = h("div", { class: "grids" });
   const details = h(
     "details",
     {
       class: "sharding",
-      id: `sharding-${view.id}`,
+      id: place.id,
+      "data-side": place.side,
       "data-sharding": view.id,
       "data-devices": view.devices.length,
       "data-shards": view.shards.length,

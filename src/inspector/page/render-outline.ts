@@ -1,7 +1,9 @@
 import type { TreeNode } from "../../model/tree";
 import { dictKeyText } from "../../model/tree-dict-keys";
+import { type DiffMark, markedCount } from "../diff-marks";
 import type { PartView } from "../view";
 import { count, h } from "./dom";
+import { badges, changedFilter, marked } from "./render-marks";
 
 /** Children rendered at a time; more on request, so a 10,000-leaf list costs nothing until opened. */
 const CHUNK = 200;
@@ -10,8 +12,25 @@ export const EXPAND_ALL_MAX = 5_000;
 /** Search results listed at most. */
 const RESULTS_MAX = 100;
 
-/** A pytree as a collapsible outline (children drawn when opened), with a path search. */
-export function renderPart(part: PartView, root: TreeNode): HTMLElement {
+/** In a diff, a marked container opens at first when this few of its children are marked. */
+const OPEN_MARKED = 8;
+/** ... and while fewer rows than this are drawn, so a wide diff stays lazy. */
+const OPEN_BUDGET = 500;
+
+/** In a diff, the tree is A's, named `of`, marked where B differs (`mark` null: nowhere). */
+export interface OutlineDiff {
+  mark: DiffMark | null;
+  of: string;
+}
+
+/**
+ * A pytree as a collapsible outline (children drawn when opened), with a path search. In a
+ * diff, the places that differ are marked, and a "changed only" filter draws those alone.
+ */
+export function renderPart(part: PartView, root: TreeNode, diff?: OutlineDiff): HTMLElement {
+  const marks = diff?.mark;
+  let changedOnly = false;
+  let rows = 0;
   const counts = new WeakMap<TreeNode, number>();
   const leafCount = (node: TreeNode): number => {
     if (node.kind === "leaf") return 1;
@@ -23,7 +42,7 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
     }
     return n;
   };
-  const leafRow = (label: string, i: number) => {
+  const leafRow = (label: string, i: number, mark?: DiffMark) => {
     const leaf = part.leaves[i];
     const sharding =
       leaf.sharding === null
@@ -37,7 +56,12 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
     const described = "kind" in leaf;
     return h(
       "li",
-      { class: "leaf", "data-path": leaf.path, "data-leaf": i },
+      {
+        class: mark ? "leaf changed" : "leaf",
+        "data-path": leaf.path,
+        "data-leaf": i,
+        ...marked(mark),
+      },
       h("span", { class: "key" }, label),
       " ",
       described
@@ -46,13 +70,27 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
       " ",
       sharding ??
         (described ? null : h("span", { class: "none", "data-sharding": "none" }, "no sharding")),
+      ...badges(mark),
     );
   };
   /** A node's row; a container's children are drawn the first time it opens. */
-  const nodeRow = (node: TreeNode, label: string, first: number, open: boolean): HTMLElement => {
-    if (node.kind === "leaf") return leafRow(label, first);
+  const nodeRow = (
+    node: TreeNode,
+    label: string,
+    first: number,
+    open: boolean,
+    mark?: DiffMark,
+  ): HTMLElement => {
+    rows++;
+    if (node.kind === "leaf") return leafRow(label, first, mark);
     if (!("children" in node)) {
-      return h("li", { class: "empty" }, h("span", { class: "key" }, label), " None");
+      return h(
+        "li",
+        { class: mark ? "empty changed" : "empty", ...marked(mark) },
+        h("span", { class: "key" }, label),
+        " None",
+        ...badges(mark),
+      );
     }
     const list = h("ul", { hidden: !open });
     const toggle = h(
@@ -61,21 +99,29 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
       h("span", { class: "key" }, label),
       ` ${kindText(node)} · ${plural(node.children.length, "child", "children")}, ${plural(leafCount(node), "leaf", "leaves")}`,
     );
+    // The children drawn: all, or with "changed only" the marked ones; each with its first leaf.
+    const shown = changedOnly ? [...(mark?.children?.keys() ?? [])].sort((x, y) => x - y) : null;
+    const total = shown ? shown.length : node.children.length;
     let drawn = 0;
     let offset = first;
+    let skipped = 0;
     const drawMore = () => {
       list.querySelector(":scope > li.more")?.remove();
-      const end = Math.min(node.children.length, drawn + CHUNK);
+      const end = Math.min(total, drawn + CHUNK);
       for (; drawn < end; drawn++) {
-        const child = node.children[drawn];
-        list.append(nodeRow(child, segment(node, drawn), offset, false));
+        const i = shown ? shown[drawn] : drawn;
+        for (; skipped < i; skipped++) offset += leafCount(node.children[skipped]);
+        const child = node.children[i];
+        const childMark = mark?.children?.get(i);
+        list.append(nodeRow(child, segment(node, i), offset, opensAtFirst(childMark), childMark));
         offset += leafCount(child);
+        skipped = i + 1;
       }
-      if (drawn < node.children.length) {
+      if (drawn < total) {
         const more = h(
           "button",
           { type: "button", class: "more" },
-          `show ${count(Math.min(CHUNK, node.children.length - drawn))} more of ${count(node.children.length - drawn)}`,
+          `show ${count(Math.min(CHUNK, total - drawn))} more of ${count(total - drawn)}`,
         );
         more.addEventListener("click", drawMore);
         list.append(h("li", { class: "more" }, more));
@@ -88,10 +134,21 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
       toggle.setAttribute("aria-expanded", String(opening));
       list.hidden = !opening;
     });
-    return h("li", { class: "node" }, toggle, list);
+    const row = h("li", { class: "node", ...marked(mark) }, toggle, list);
+    if (mark?.groups.length) toggle.after(...badges(mark));
+    return row;
+  };
+  /** A marked container opens at first when few of its children are marked, within budget. */
+  const opensAtFirst = (mark?: DiffMark) =>
+    !!mark?.children && mark.children.size <= OPEN_MARKED && rows < OPEN_BUDGET;
+  const draw = () => {
+    rows = 0;
+    if (changedOnly && !marks)
+      return h("ul", { class: "outline" }, h("li", {}, "Nothing differs in this tree."));
+    return h("ul", { class: "outline" }, nodeRow(root, part.name, 0, true, marks ?? undefined));
   };
 
-  const outline = h("ul", { class: "outline" }, nodeRow(root, part.name, 0, true));
+  let outline = draw();
   const total = part.leaves.length;
   const expandAll = h(
     "button",
@@ -110,6 +167,14 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
       for (const button of closed) button.click();
     }
   });
+  const filter = diff
+    ? changedFilter(part.name, marks ? markedCount(marks) : 0, (on) => {
+        changedOnly = on;
+        const again = draw();
+        outline.replaceWith(again);
+        outline = again;
+      })
+    : null;
   const search = h("input", {
     type: "search",
     id: `search-${part.name}`,
@@ -135,7 +200,11 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
   return h(
     "section",
     { class: "part", id: `part-${part.name}`, "data-part": part.name, "data-leaves": total },
-    h("h2", {}, `Tree: ${part.name} (${plural(total, "leaf", "leaves")})`),
+    h(
+      "h2",
+      {},
+      `Tree: ${part.name}${diff ? ` of ${diff.of}` : ""} (${plural(total, "leaf", "leaves")})`,
+    ),
     h(
       "div",
       { class: "tools" },
@@ -143,6 +212,7 @@ export function renderPart(part: PartView, root: TreeNode): HTMLElement {
       search,
       " ",
       expandAll,
+      filter,
     ),
     status,
     results,

@@ -80,11 +80,14 @@ export function renderBytesBar(view: PayloadView): HTMLElement {
 }
 
 /** Why the payload failed to decode: the DecodeError's code, path and detail. */
-export function renderError(error: NonNullable<PayloadView["error"]>): HTMLElement {
+export function renderError(
+  error: NonNullable<PayloadView["error"]>,
+  title = "This payload does not decode",
+): HTMLElement {
   return h(
     "section",
     { id: "error", role: "alert", "data-code": error.code, "data-path": error.path },
-    h("h2", {}, "This payload does not decode"),
+    h("h2", {}, title),
     h(
       "dl",
       { class: "facts" },
