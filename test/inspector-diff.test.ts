@@ -1,13 +1,13 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
 import { buildSpecs } from "../bench/build-specs";
 import { s2Cases } from "../bench/scenarios";
 import { encodeSpecs, NamedSharding, PartitionSpec, ShapeDtypeStruct, treeFlatten } from "../src";
 import { inspectorPage } from "../src/cli/inspect-page";
 import { diffPayloads } from "../src/diff/diff-payloads";
 import { formatDiff } from "../src/diff/format-diff";
+import { chromiumPage } from "./chromium-page";
 import { smallMesh } from "./fixtures";
 
 // The inspector page given two payloads, in a real browser (Debian's Chromium, driven by
@@ -18,7 +18,6 @@ import { smallMesh } from "./fixtures";
 const ROOT = join(__dirname, "..");
 const CLI = join(ROOT, "dist", "src", "cli", "main.js");
 const OUT = join(ROOT, "out", "inspector-diff");
-const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 /** Three layers of a weight and a bias, and a head; `w1` is layer 1's weight spec. */
 function model(w1: PartitionSpec): Uint8Array {
@@ -43,38 +42,16 @@ const CHANGED = '["layers"][1]["w"]';
 
 jest.setTimeout(30_000);
 
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `no Chromium at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`,
-    );
-  }
-  mkdirSync(OUT, { recursive: true });
-  browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
-  page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-afterEach(() => {
-  expect(pageErrors).toEqual([]);
-});
+const chrome = chromiumPage(OUT);
 
 async function goto(file: string): Promise<void> {
-  await page.goto(`file://${file}`);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 10_000 });
+  await chrome.page.goto(`file://${file}`);
+  await chrome.page.waitForSelector('html[data-ready="true"]', { timeout: 10_000 });
 }
 
 /** The paths of the leaf rows the outline draws, and those marked as differing. */
 function leafRows(): Promise<{ paths: string[]; changed: string[] }> {
-  return page.$$eval("section.part .outline li.leaf", (rows) => ({
+  return chrome.page.$$eval("section.part .outline li.leaf", (rows) => ({
     paths: rows.map((li) => li.getAttribute("data-path") as string),
     changed: rows
       .filter((li) => li.getAttribute("data-changed") === "here")
@@ -84,7 +61,7 @@ function leafRows(): Promise<{ paths: string[]; changed: string[] }> {
 
 /** Each drawn device of a side of a change, with the index ranges of the shard it holds. */
 function cells(group: number, side: "a" | "b"): Promise<[string, string][]> {
-  return page.$$eval(
+  return chrome.page.$$eval(
     `#diff-shardings figure.change[data-group="${group}"] details.sharding[data-side="${side}"] .cell`,
     (all) =>
       all.map((cell) => [
@@ -103,11 +80,11 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     // The lines `colocated-wire diff` prints.
     const lines = formatDiff(diffPayloads(A, B), ["a.bin", "b.bin"]).split("\n");
     expect(lines[0]).toBe("a.bin and b.bin differ: 1 leaf in 1 group");
-    expect(await page.textContent("#diff-summary")).toBe(lines[0]);
-    expect(await page.$$eval("#diff-groups li", (all) => all.map((li) => li.textContent))).toEqual(
-      lines.slice(1).map((line) => line.trim()),
-    );
-    expect(await page.getAttribute("#group-0", "data-cause")).toBe("sharding");
+    expect(await chrome.page.textContent("#diff-summary")).toBe(lines[0]);
+    expect(
+      await chrome.page.$$eval("#diff-groups li", (all) => all.map((li) => li.textContent)),
+    ).toEqual(lines.slice(1).map((line) => line.trim()));
+    expect(await chrome.page.getAttribute("#group-0", "data-cause")).toBe("sharding");
 
     // The changed leaf is marked, with a link to its group; the way to it opened at first.
     expect(await leafRows()).toEqual({
@@ -115,15 +92,17 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
       changed: [CHANGED],
     });
     expect(
-      await page.$eval(`li.leaf[data-path='${CHANGED}'] a.badge`, (a) => a.getAttribute("href")),
+      await chrome.page.$eval(`li.leaf[data-path='${CHANGED}'] a.badge`, (a) =>
+        a.getAttribute("href"),
+      ),
     ).toBe("#group-0");
 
     // All of A's tree, then "changed only": the unchanged leaves are gone.
-    await page.click("section.part button.expand-all");
+    await chrome.page.click("section.part button.expand-all");
     expect((await leafRows()).paths).toHaveLength(7);
-    await page.check("#changed-specs");
+    await chrome.page.check("#changed-specs");
     expect(await leafRows()).toEqual({ paths: [CHANGED], changed: [CHANGED] });
-    await page.uncheck("#changed-specs");
+    await chrome.page.uncheck("#changed-specs");
     expect((await leafRows()).changed).toEqual([CHANGED]);
 
     // The sharding drawn on its 2x4 mesh before (x, y) and after (y, x): every device, each
@@ -141,9 +120,11 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
       ["1", "[2:4, 0:4]"],
     ]);
     expect(
-      await page.$$eval("#diff-shardings .example code", (all) => all.map((c) => c.textContent)),
+      await chrome.page.$$eval("#diff-shardings .example code", (all) =>
+        all.map((c) => c.textContent),
+      ),
     ).toEqual([`specs${CHANGED}`, `specs${CHANGED}`]);
-    await page.screenshot({ path: join(OUT, "one-sharding.png"), fullPage: true });
+    await chrome.page.screenshot({ path: join(OUT, "one-sharding.png"), fullPage: true });
   });
 
   test("inspect --html OUT A B writes it; the second picker compares with the payload shown", async () => {
@@ -154,26 +135,28 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     const html = join(OUT, "cli.html");
     execFileSync("node", [CLI, "inspect", "--html", html, a, b]);
     await goto(html);
-    expect(await page.textContent("#diff-summary")).toBe(
+    expect(await chrome.page.textContent("#diff-summary")).toBe(
       "a.bin and b.bin differ: 1 leaf in 1 group",
     );
 
     // The page with one payload, then another from the second picker.
     execFileSync("node", [CLI, "inspect", "--html", html, a]);
     await goto(html);
-    expect(await page.$("#diff")).toBeNull();
-    await page.setInputFiles("#picker-b", b);
-    await page.waitForSelector("#diff-summary");
-    await page.waitForSelector('html[data-ready="true"]');
-    expect(await page.textContent("#diff-summary")).toBe(
+    expect(await chrome.page.$("#diff")).toBeNull();
+    await chrome.page.setInputFiles("#picker-b", b);
+    await chrome.page.waitForSelector("#diff-summary");
+    await chrome.page.waitForSelector('html[data-ready="true"]');
+    expect(await chrome.page.textContent("#diff-summary")).toBe(
       "a.bin and b.bin differ: 1 leaf in 1 group",
     );
 
     // The same payload twice; two payloads of which one does not decode.
     execFileSync("node", [CLI, "inspect", "--html", html, a, a]);
     await goto(html);
-    expect(await page.textContent("#diff-summary")).toMatch(/^a\.bin and a\.bin are the same/);
-    expect(await page.$("#diff-shardings")).toBeNull();
+    expect(await chrome.page.textContent("#diff-summary")).toMatch(
+      /^a\.bin and a\.bin are the same/,
+    );
+    expect(await chrome.page.$("#diff-shardings")).toBeNull();
     const bad = join(OUT, "bad.bin");
     writeFileSync(bad, readFileSync(b).subarray(0, 20));
     const failed = spawnSync("node", [CLI, "inspect", "--html", html, a, bad], {
@@ -182,8 +165,8 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     expect(failed.status).toBe(1);
     expect(failed.stderr).toMatch(/^colocated-wire: .*bad\.bin: /);
     await goto(html);
-    expect(await page.getAttribute("#error", "data-code")).toBeTruthy();
-    expect(await page.textContent("#error h2")).toBe("bad.bin cannot be compared");
+    expect(await chrome.page.getAttribute("#error", "data-code")).toBeTruthy();
+    expect(await chrome.page.textContent("#error h2")).toBe("bad.bin cannot be compared");
   });
 
   test("10,000 leaves on 4,096 devices, one changed: drawn lazily, found with the filter", async () => {
@@ -198,16 +181,16 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
       inspectorPage(a, { bytes: encodeSpecs(treedef, changed), name: "S2b.bin" }),
     );
     await goto(file);
-    expect(await page.textContent("#diff-summary")).toBe(
+    expect(await chrome.page.textContent("#diff-summary")).toBe(
       "S2.bin and S2b.bin differ: 1 leaf in 1 group",
     );
-    expect(await page.$$eval("#diff-groups li", (all) => all.map((li) => li.textContent))).toEqual([
-      "1 leaf at [5000]: shape (1024, 512) to (512, 512)",
-    ]);
+    expect(
+      await chrome.page.$$eval("#diff-groups li", (all) => all.map((li) => li.textContent)),
+    ).toEqual(["1 leaf at [5000]: shape (1024, 512) to (512, 512)"]);
     // The list's first 200 leaves; "changed only" draws the one that differs.
     expect((await leafRows()).paths).toHaveLength(200);
-    expect(await page.textContent("section.part label.filter")).toBe(" changed only (1)");
-    await page.check("#changed-specs");
+    expect(await chrome.page.textContent("section.part label.filter")).toBe(" changed only (1)");
+    await chrome.page.check("#changed-specs");
     expect(await leafRows()).toEqual({ paths: ["[5000]"], changed: ["[5000]"] });
   });
 
@@ -227,18 +210,18 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     );
     expect(cli("inspect", "--html", "diff.html", "example.bin", "wide.bin").status).toBe(0);
     await goto(join(OUT, "diff.html"));
-    expect(await page.textContent("#diff-summary")).toBe(
+    expect(await chrome.page.textContent("#diff-summary")).toBe(
       "example.bin and wide.bin differ: 1,000 leaves in 1 group",
     );
     expect((await cells(0, "a")).length).toBe(1024);
     expect((await cells(0, "b")).length).toBe(1024);
     // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes the README's.
-    await page.setViewportSize({ width: 1100, height: 1300 });
-    await page.screenshot({ path: join(OUT, "README.png") });
+    await chrome.page.setViewportSize({ width: 1100, height: 1300 });
+    await chrome.page.screenshot({ path: join(OUT, "README.png") });
     if (process.env.UPDATE_SCREENSHOT) {
-      await page.screenshot({ path: join(ROOT, "docs", "inspector-diff.png") });
+      await chrome.page.screenshot({ path: join(ROOT, "docs", "inspector-diff.png") });
     }
-    await page.setViewportSize({ width: 1100, height: 900 });
+    await chrome.page.setViewportSize({ width: 1100, height: 900 });
   });
 
   test("two payloads need --html, and no more than two", () => {

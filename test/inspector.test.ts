@@ -1,12 +1,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
 import { buildSpecs } from "../bench/build-specs";
 import { s2Cases } from "../bench/scenarios";
 import { encodeSpecs } from "../src";
 import { inspectionJson, inspectorPage } from "../src/cli/inspect-page";
 import type { PayloadView } from "../src/inspector/view";
+import { chromiumPage } from "./chromium-page";
 
 // The inspector page in a real browser (Debian's Chromium, driven by playwright-core): for every
 // vector and a few bad payloads, what the page shows must be what `inspect --json` says.
@@ -15,7 +15,6 @@ import type { PayloadView } from "../src/inspector/view";
 const ROOT = join(__dirname, "..");
 const CLI = join(ROOT, "dist", "src", "cli", "main.js");
 const OUT = join(ROOT, "out", "inspector");
-const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 interface Case {
   name: string;
@@ -74,41 +73,19 @@ function badCases(): Case[] {
 
 jest.setTimeout(30_000);
 
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `no Chromium at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`,
-    );
-  }
-  mkdirSync(OUT, { recursive: true });
-  browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
-  page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-afterEach(() => {
-  expect(pageErrors).toEqual([]);
-});
+const chrome = chromiumPage(OUT);
 
 /** Writes the page for a payload and opens it; resolves once it has drawn. */
 async function open(name: string, bytes?: Uint8Array): Promise<string> {
   const file = join(OUT, `${name.replace(/[^\w.-]+/g, "_")}.html`);
   writeFileSync(file, inspectorPage(bytes && { bytes, name }));
-  await page.goto(`file://${file}`);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 10_000 });
+  await chrome.page.goto(`file://${file}`);
+  await chrome.page.waitForSelector('html[data-ready="true"]', { timeout: 10_000 });
   return file;
 }
 
 const fieldText = (field: string) =>
-  page.$eval(`#facts [data-field="${field}"]`, (e) => e.textContent);
+  chrome.page.$eval(`#facts [data-field="${field}"]`, (e) => e.textContent);
 const number = (n: number) => n.toLocaleString("en-US");
 
 /** What the page shows, as `readPage` reads it from the DOM. */
@@ -130,7 +107,7 @@ interface Shown {
  * as the test is compiled without the DOM library).
  */
 function readPage(queries: Record<string, string>): Promise<Shown> {
-  return page.$eval(
+  return chrome.page.$eval(
     "body",
     (body, queries) => {
       const all = (selector: string, root = body) => [...root.querySelectorAll(selector)];
@@ -298,15 +275,15 @@ describe("the inspector page in Chromium", () => {
     expect(json).toEqual(JSON.parse(JSON.stringify(inspectionJson(readFileSync(payload)))));
     const html = join(OUT, "cli-example.html");
     execFileSync("node", [CLI, "inspect", payload, "--html", html]);
-    await page.goto(`file://${html}`);
-    await page.waitForSelector('html[data-ready="true"]');
+    await chrome.page.goto(`file://${html}`);
+    await chrome.page.waitForSelector('html[data-ready="true"]');
     // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes the README's, docs/inspector.png.
-    await page.setViewportSize({ width: 1100, height: 1500 });
-    await page.screenshot({ path: join(OUT, "example_program.png") });
+    await chrome.page.setViewportSize({ width: 1100, height: 1500 });
+    await chrome.page.screenshot({ path: join(OUT, "example_program.png") });
     if (process.env.UPDATE_SCREENSHOT) {
-      await page.screenshot({ path: join(ROOT, "docs", "inspector.png") });
+      await chrome.page.screenshot({ path: join(ROOT, "docs", "inspector.png") });
     }
-    await page.setViewportSize({ width: 1100, height: 900 });
+    await chrome.page.setViewportSize({ width: 1100, height: 900 });
     await checkPage(json);
 
     const bad = join(ROOT, "test/corpus/bad/duplicate-device--delta-ids.bin");
@@ -321,13 +298,13 @@ describe("the inspector page in Chromium", () => {
   test("without a payload, the page opens one from its file picker", async () => {
     const html = join(OUT, "cli-empty.html");
     execFileSync("node", [CLI, "inspect", "--html", html]);
-    await page.goto(`file://${html}`);
-    await page.waitForSelector('html[data-ready="true"]');
-    expect(await page.$("#facts")).toBeNull();
+    await chrome.page.goto(`file://${html}`);
+    await chrome.page.waitForSelector('html[data-ready="true"]');
+    expect(await chrome.page.$("#facts")).toBeNull();
     const payload = join(ROOT, "test/vectors/trees.bin");
-    await page.setInputFiles("#picker", payload);
-    await page.waitForSelector("#facts");
-    await page.waitForSelector('html[data-ready="true"]');
+    await chrome.page.setInputFiles("#picker", payload);
+    await chrome.page.waitForSelector("#facts");
+    await chrome.page.waitForSelector('html[data-ready="true"]');
     expect(await fieldText("name")).toBe("trees.bin");
     await checkPage(inspectionJson(readFileSync(payload)));
   });
@@ -335,9 +312,9 @@ describe("the inspector page in Chromium", () => {
   test("the outline opens with the keyboard", async () => {
     await open("example_program", readFileSync(join(ROOT, "test/vectors/example_program.bin")));
     const closed = 'section.part[data-part="input"] button.toggle[aria-expanded="false"]';
-    await page.focus(closed);
-    await page.keyboard.press("Enter");
-    expect(await page.$eval(":focus", (e) => e.getAttribute("aria-expanded"))).toBe("true");
+    await chrome.page.focus(closed);
+    await chrome.page.keyboard.press("Enter");
+    expect(await chrome.page.$eval(":focus", (e) => e.getAttribute("aria-expanded"))).toBe("true");
   });
 
   test("10,000 leaves on 4,096 devices: the outline and the grids are drawn lazily", async () => {
@@ -348,12 +325,12 @@ describe("the inspector page in Chromium", () => {
     expect(await fieldText("leaves")).toBe("10,000");
     expect(view.shardings.length).toBe(16);
     // The list's first 200 children are drawn, the rest on request.
-    expect(await page.$$eval(".outline li.leaf", (lis) => lis.length)).toBe(200);
+    expect(await chrome.page.$$eval(".outline li.leaf", (lis) => lis.length)).toBe(200);
     // One grid of 4,096 devices is drawn open; the others wait to be opened.
-    expect(await page.$$eval(".cell", (cells) => cells.length)).toBe(4096);
-    expect(await page.$$eval("details.sharding[open]", (open) => open.length)).toBe(1);
+    expect(await chrome.page.$$eval(".cell", (cells) => cells.length)).toBe(4096);
+    expect(await chrome.page.$$eval("details.sharding[open]", (open) => open.length)).toBe(1);
     // A 3-D mesh is drawn as small multiples: one 32 × 8 grid per "data" coordinate.
-    expect(await page.$$eval("#sharding-0 figure.mesh", (f) => f.length)).toBe(16);
-    await page.screenshot({ path: join(OUT, "S2.png") });
+    expect(await chrome.page.$$eval("#sharding-0 figure.mesh", (f) => f.length)).toBe(16);
+    await chrome.page.screenshot({ path: join(OUT, "S2.png") });
   });
 });
