@@ -49,14 +49,10 @@ def deserialize_specs(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
     holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
-    limits = limits or DEFAULT_LIMITS
-    msg, unknown_fields = parse_payload(
+    msg, unknown_fields, refs, at = _checked_table(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
-    minor = msg.header.minor_version
-    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
-    ctx = CheckContext(refs.table_size, "specs", refs, limits, minor)
-    shape = specs.check(_part(msg, "specs"), ctx)
+    shape = specs.check(_part(msg, "specs"), at("specs"))
 
     objects = lift_table(refs)
     treedef, leaves = _lift_specs(msg.specs, LiftContext(objects, shape), allow_pickle)
@@ -83,20 +79,13 @@ def deserialize_program(
     its qualified name (`module.qualname`); without either, none does
     (FunctionNotAllowedError, a LiftError).
     """
-    limits = limits or DEFAULT_LIMITS
-    msg, unknown_fields = parse_payload(
+    msg, unknown_fields, refs, at = _checked_table(
         data,
         payload_pb2.ProgramPayload,
         payload_pb2.PAYLOAD_KIND_PROGRAM,
         limits,
         max_minor_version,
     )
-    minor = msg.header.minor_version
-    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
-
-    def at(path: str) -> CheckContext:
-        return CheckContext(refs.table_size, path, refs, limits, minor)
-
     # The parts in field order: devices, function, input specs, output specs.
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")
@@ -142,18 +131,36 @@ def deserialize_value(
     A value payload needs 1.2: its header, and a reader agreed on an older
     version, refuse it (payload/header.py).
     """
-    limits = limits or DEFAULT_LIMITS
-    msg, _ = parse_payload(
+    msg, _, refs, at = _checked_table(
         data, payload_pb2.ValuePayload, payload_pb2.PAYLOAD_KIND_VALUE, limits, max_minor_version
     )
     minor = msg.header.minor_version
-    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
-    ctx = CheckContext(refs.table_size, "value", refs, limits, minor)
-    shape = value.check(_part(msg, "value"), ctx)
+    shape = value.check(_part(msg, "value"), at("value"))
 
     objects = lift_table(refs)
     lift_ctx = LiftContext(objects, shape)
     return value.lift(msg.value, lift_ctx, allow_pickle, allowed_modules, allowed_functions, minor)
+
+
+def _checked_table(
+    data: bytes,
+    message_type: type,
+    kind: int,
+    limits: DecodeLimits | None,
+    max_minor_version: int | None,
+) -> tuple[Any, bool, Any, Callable[[str], CheckContext]]:
+    """The first steps every payload takes: scan and parse (header first), then check the table.
+    Returns the message, whether it has unknown fields, the table's references, and the check
+    context of a part at its path."""
+    limits = limits or DEFAULT_LIMITS
+    msg, unknown_fields = parse_payload(data, message_type, kind, limits, max_minor_version)
+    minor = msg.header.minor_version
+    refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
+
+    def at(path: str) -> CheckContext:
+        return CheckContext(refs.table_size, path, refs, limits, minor)
+
+    return msg, unknown_fields, refs, at
 
 
 def _lift_specs(

@@ -53,15 +53,20 @@ def check(fn: payload_pb2.Function, ctx: CheckContext) -> None:
     path = ctx.path
     case = fn.WhichOneof("function")
     if case == "by_name":
-        for field in ("module", "qualname"):
-            if not getattr(fn.by_name, field):
-                raise DecodeError(f"{path}.by_name.{field}", "missing", f"{field} is required")
+        check_ref(fn.by_name, f"{path}.by_name")
     elif case == "pickled":
         rpath = f"{path}.pickled.refs"
         ctx.refs.check_all(fn.pickled.refs, rpath, _ANY_SHARED, allow_unknown=True)
     elif not fn.ByteSize():
         # No known kind and no fields of a newer one: nothing to run.
         raise DecodeError(path, "missing", "no known function form (by_name or pickled)")
+
+
+def check_ref(ref: payload_pb2.FunctionRef, path: str) -> None:
+    """A function by name names both its module and its qualname."""
+    for field in ("module", "qualname"):
+        if not getattr(ref, field):
+            raise DecodeError(f"{path}.{field}", "missing", f"{field} is required")
 
 
 def lift(

@@ -62,6 +62,7 @@ from colocated_wire.errors import (
     PickleNotAllowedError,
 )
 from colocated_wire.functions import name_of, resolve_by_name
+from colocated_wire.payload import function
 from colocated_wire.pickling import VALUE_SHARED_TYPES, pickle_function, unpickle_function
 from colocated_wire.schema_version import enum_since, newer_value, refuse_newer, require_version
 from colocated_wire.table.check_table import CheckContext
@@ -209,9 +210,7 @@ def check_leaf(leaf: payload_pb2.ValueLeaf, path: str, ctx: CheckContext) -> Non
         check_dims(impl.key_shape, f"{path}.prng_impl.key_shape", ctx.limits.max_rank)
         raise_problem(f"{path}.prng_impl.impl", impl_problem(impl.impl))
     elif case == "function":
-        for field in ("module", "qualname"):
-            if not getattr(leaf.function, field):
-                raise DecodeError(f"{path}.function.{field}", "missing", f"{field} is required")
+        function.check_ref(leaf.function, f"{path}.function")
     elif case == "pickled":
         refs_path = f"{path}.pickled.refs"
         ctx.refs.check_all(leaf.pickled.refs, refs_path, _ANY_ENTRY, allow_unknown=True)
