@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSJ9ChJHZXRWZXJzaW9uUmVzcG9uc2USKgoGc2VydmVyGAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZRIPCgd2ZXJzaW9uGAIgASgNEioKBmxpbWl0cxgDIAEoCzIaLmNvbG9jYXRlZC52MS5Xb3JrZXJMaW1pdHMiSAoMV29ya2VyTGltaXRzEhwKFG1heF9jb25jdXJyZW50X2NhbGxzGAEgASgNEhoKEm1heF9pbmZsaWdodF9ieXRlcxgCIAEoBCIZCglBcnJheURhdGESDAoEZGF0YRgBIAEoDCKsAQoORXhlY3V0ZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEi0KBmlucHV0cxgDIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUSKwoGaGFuZGxlGAQgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUicwoPRXhlY3V0ZVJlc3BvbnNlEjAKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLgoHb3V0cHV0cxgCIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUiOQoKU2hhcmRJbmRleBIVCgVzdGFydBgBIAMoBEIGEAGItRgEEhQKBHN0b3AYAiADKARCBhABiLUYBCJvCgpTaGFyZENodW5rEgwKBGxlYWYYASABKA0SJwoFaW5kZXgYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRJbmRleBIOCgZvZmZzZXQYAyABKAQSDAoEZGF0YRgEIAEoDBIMCgRsYXN0GAUgASgIInsKDEV4ZWN1dGVTdGFydBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSKwoGaGFuZGxlGAMgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUihgEKFUV4ZWN1dGVTaGFyZGVkUmVxdWVzdBIrCgVzdGFydBgBIAEoCzIaLmNvbG9jYXRlZC52MS5FeGVjdXRlU3RhcnRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCKOAQoWRXhlY3V0ZVNoYXJkZWRSZXNwb25zZRIyCgxvdXRwdXRfc3BlY3MYASABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkSAASKQoFY2h1bmsYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0gAEg0KA2VuZBgDIAEoCEgAQgYKBHBhcnQiFAoSR2V0VG9wb2xvZ3lSZXF1ZXN0ImsKDlRvcG9sb2d5RGV2aWNlEgoKAmlkGAEgASgDEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SEAoIcGxhdGZvcm0YAyABKAkSDAoEa2luZBgEIAEoCRIWCgZjb29yZHMYBSADKAVCBhABiLUYBCJ4ChNHZXRUb3BvbG9neVJlc3BvbnNlEhUKDXByb2Nlc3NfY291bnQYASABKA0SFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIzCgdkZXZpY2VzGAMgAygLMhwuY29sb2NhdGVkLnYxLlRvcG9sb2d5RGV2aWNlQgSItRgDMroDChZDb2xvY2F0ZWRXb3JrZXJTZXJ2aWNlEk8KCkdldFZlcnNpb24SHy5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlcXVlc3QaIC5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlc3BvbnNlEkYKB0V4ZWN1dGUSHC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlcXVlc3QaHS5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlc3BvbnNlElIKC0xvYWRQcm9ncmFtEiAuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVxdWVzdBohLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlc3BvbnNlEl8KDkV4ZWN1dGVTaGFyZGVkEiMuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVxdWVzdBokLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlc3BvbnNlKAEwARJSCgtHZXRUb3BvbG9neRIgLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXNwb25zZWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSKPAQoSR2V0VmVyc2lvblJlc3BvbnNlEioKBnNlcnZlchgBIAEoCzIaLmNvbG9jYXRlZC52MS5WZXJzaW9uUmFuZ2USDwoHdmVyc2lvbhgCIAEoDRIqCgZsaW1pdHMYAyABKAsyGi5jb2xvY2F0ZWQudjEuV29ya2VyTGltaXRzEhAKCHNlc3Npb25zGAQgASgIIkgKDFdvcmtlckxpbWl0cxIcChRtYXhfY29uY3VycmVudF9jYWxscxgBIAEoDRIaChJtYXhfaW5mbGlnaHRfYnl0ZXMYAiABKAQiGQoJQXJyYXlEYXRhEgwKBGRhdGEYASABKAwirAEKDkV4ZWN1dGVSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBItCgZpbnB1dHMYAyADKAsyFy5jb2xvY2F0ZWQudjEuQXJyYXlEYXRhQgSItRgFEisKBmhhbmRsZRgEIAEoCzIbLmNvbG9jYXRlZC52MS5Qcm9ncmFtSGFuZGxlInMKD0V4ZWN1dGVSZXNwb25zZRIwCgxvdXRwdXRfc3BlY3MYASABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkEi4KB291dHB1dHMYAiADKAsyFy5jb2xvY2F0ZWQudjEuQXJyYXlEYXRhQgSItRgFIjkKClNoYXJkSW5kZXgSFQoFc3RhcnQYASADKARCBhABiLUYBBIUCgRzdG9wGAIgAygEQgYQAYi1GAQibwoKU2hhcmRDaHVuaxIMCgRsZWFmGAEgASgNEicKBWluZGV4GAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkSW5kZXgSDgoGb2Zmc2V0GAMgASgEEgwKBGRhdGEYBCABKAwSDAoEbGFzdBgFIAEoCCJ7CgxFeGVjdXRlU3RhcnQSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEisKBmhhbmRsZRgDIAEoCzIbLmNvbG9jYXRlZC52MS5Qcm9ncmFtSGFuZGxlIoYBChVFeGVjdXRlU2hhcmRlZFJlcXVlc3QSKwoFc3RhcnQYASABKAsyGi5jb2xvY2F0ZWQudjEuRXhlY3V0ZVN0YXJ0SAASKQoFY2h1bmsYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0gAEg0KA2VuZBgDIAEoCEgAQgYKBHBhcnQijgEKFkV4ZWN1dGVTaGFyZGVkUmVzcG9uc2USMgoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Ip0BCgtTZXNzaW9uQ2FsbBIKCgJpZBgBIAEoBBIpCgVzdGFydBgCIAEoCzIaLmNvbG9jYXRlZC52MS5FeGVjdXRlU3RhcnQSLgoGaW5wdXRzGAMgAygLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtCBIi1GAUSEgoKdGltZW91dF9tcxgEIAEoBBITCgtqb2JfY2FsbF9pZBgFIAEoCSJVCg5TZXNzaW9uUmVxdWVzdBIpCgRjYWxsGAEgASgLMhkuY29sb2NhdGVkLnYxLlNlc3Npb25DYWxsSAASEAoGY2FuY2VsGAIgASgESABCBgoEcGFydCIrCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCSK3AQoPU2Vzc2lvblJlc3BvbnNlEgoKAmlkGAEgASgEEjAKDG91dHB1dF9zcGVjcxgCIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLwoHb3V0cHV0cxgDIAMoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rQgSItRgFEgsKA2VuZBgEIAEoCBIoCgZzdGF0dXMYBSABKAsyGC5jb2xvY2F0ZWQudjEuQ2FsbFN0YXR1cyIUChJHZXRUb3BvbG9neVJlcXVlc3QiawoOVG9wb2xvZ3lEZXZpY2USCgoCaWQYASABKAMSFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIQCghwbGF0Zm9ybRgDIAEoCRIMCgRraW5kGAQgASgJEhYKBmNvb3JkcxgFIAMoBUIGEAGItRgEIngKE0dldFRvcG9sb2d5UmVzcG9uc2USFQoNcHJvY2Vzc19jb3VudBgBIAEoDRIVCg1wcm9jZXNzX2luZGV4GAIgASgNEjMKB2RldmljZXMYAyADKAsyHC5jb2xvY2F0ZWQudjEuVG9wb2xvZ3lEZXZpY2VCBIi1GAMyhgQKFkNvbG9jYXRlZFdvcmtlclNlcnZpY2USTwoKR2V0VmVyc2lvbhIfLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVxdWVzdBogLmNvbG9jYXRlZC52MS5HZXRWZXJzaW9uUmVzcG9uc2USRgoHRXhlY3V0ZRIcLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVxdWVzdBodLmNvbG9jYXRlZC52MS5FeGVjdXRlUmVzcG9uc2USUgoLTG9hZFByb2dyYW0SIC5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXF1ZXN0GiEuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVzcG9uc2USXwoORXhlY3V0ZVNoYXJkZWQSIy5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0GiQuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVzcG9uc2UoATABElIKC0dldFRvcG9sb2d5EiAuY29sb2NhdGVkLnYxLkdldFRvcG9sb2d5UmVxdWVzdBohLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlc3BvbnNlEkoKB1Nlc3Npb24SHC5jb2xvY2F0ZWQudjEuU2Vzc2lvblJlcXVlc3QaHS5jb2xvY2F0ZWQudjEuU2Vzc2lvblJlc3BvbnNlKAEwAWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_payload]);
 
 /**
  * A loaded program: the SHA-256 of its payload's canonical bytes.
@@ -144,6 +144,14 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
    * @generated from field: colocated.v1.WorkerLimits limits = 3;
    */
   limits?: WorkerLimits | undefined;
+
+  /**
+   * Whether the worker serves Session. Absent (false) from a worker older
+   * than this field: a client then calls ExecuteSharded.
+   *
+   * @generated from field: bool sessions = 4;
+   */
+  sessions: boolean;
 };
 
 /**
@@ -452,6 +460,158 @@ export const ExecuteShardedResponseSchema: GenMessage<ExecuteShardedResponse> = 
   messageDesc(file_colocated_v1_service, 14);
 
 /**
+ * One call on a session: ExecuteSharded's start, every input chunk and its
+ * end in one message. Each input shard is one chunk (marked last), so a call
+ * carries at most the worker's largest chunk in all; larger inputs go by
+ * ExecuteSharded. It counts against the worker's limits as ExecuteSharded does.
+ *
+ * @generated from message colocated.v1.SessionCall
+ */
+export type SessionCall = Message<"colocated.v1.SessionCall"> & {
+  /**
+   * Names the call within its session: increasing, never reused; its answers
+   * carry it.
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: colocated.v1.ExecuteStart start = 2;
+   */
+  start?: ExecuteStart | undefined;
+
+  /**
+   * @generated from field: repeated colocated.v1.ShardChunk inputs = 3;
+   */
+  inputs: ShardChunk[];
+
+  /**
+   * The time the call has, from when the worker reads it; 0: no deadline
+   * beyond the session's.
+   *
+   * @generated from field: uint64 timeout_ms = 4;
+   */
+  timeoutMs: bigint;
+
+  /**
+   * Names the call on every member of a JAX job, as ExecuteSharded's
+   * colocated-call-id metadata does; empty for a worker alone.
+   *
+   * @generated from field: string job_call_id = 5;
+   */
+  jobCallId: string;
+};
+
+/**
+ * Describes the message colocated.v1.SessionCall.
+ * Use `create(SessionCallSchema)` to create a new message.
+ */
+export const SessionCallSchema: GenMessage<SessionCall> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 15);
+
+/**
+ * The client's session stream: calls, and cancellations of calls it sent.
+ *
+ * @generated from message colocated.v1.SessionRequest
+ */
+export type SessionRequest = Message<"colocated.v1.SessionRequest"> & {
+  /**
+   * @generated from oneof colocated.v1.SessionRequest.part
+   */
+  part: {
+    /**
+     * @generated from field: colocated.v1.SessionCall call = 1;
+     */
+    value: SessionCall;
+    case: "call";
+  } | {
+    /**
+     * The id of a call to stop: it ends with CANCELLED unless it has ended.
+     *
+     * @generated from field: uint64 cancel = 2;
+     */
+    value: bigint;
+    case: "cancel";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message colocated.v1.SessionRequest.
+ * Use `create(SessionRequestSchema)` to create a new message.
+ */
+export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 16);
+
+/**
+ * Why a call failed: a gRPC status code and its message, as the call's own
+ * status would have said it.
+ *
+ * @generated from message colocated.v1.CallStatus
+ */
+export type CallStatus = Message<"colocated.v1.CallStatus"> & {
+  /**
+   * @generated from field: uint32 code = 1;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message colocated.v1.CallStatus.
+ * Use `create(CallStatusSchema)` to create a new message.
+ */
+export const CallStatusSchema: GenMessage<CallStatus> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 17);
+
+/**
+ * A part of one call's answer: the output specs first, then output chunks,
+ * the last part marked `end`; or a status that ends the call. A small call's
+ * answer is one part.
+ *
+ * @generated from message colocated.v1.SessionResponse
+ */
+export type SessionResponse = Message<"colocated.v1.SessionResponse"> & {
+  /**
+   * The call it answers.
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: colocated.v1.SpecsPayload output_specs = 2;
+   */
+  outputSpecs?: SpecsPayload | undefined;
+
+  /**
+   * @generated from field: repeated colocated.v1.ShardChunk outputs = 3;
+   */
+  outputs: ShardChunk[];
+
+  /**
+   * @generated from field: bool end = 4;
+   */
+  end: boolean;
+
+  /**
+   * @generated from field: colocated.v1.CallStatus status = 5;
+   */
+  status?: CallStatus | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.SessionResponse.
+ * Use `create(SessionResponseSchema)` to create a new message.
+ */
+export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 18);
+
+/**
  * Asks for the worker's view of its JAX job.
  *
  * @generated from message colocated.v1.GetTopologyRequest
@@ -464,7 +624,7 @@ export type GetTopologyRequest = Message<"colocated.v1.GetTopologyRequest"> & {
  * Use `create(GetTopologyRequestSchema)` to create a new message.
  */
 export const GetTopologyRequestSchema: GenMessage<GetTopologyRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 15);
+  messageDesc(file_colocated_v1_service, 19);
 
 /**
  * One device of the job, as jax.devices() lists it on every process.
@@ -513,7 +673,7 @@ export type TopologyDevice = Message<"colocated.v1.TopologyDevice"> & {
  * Use `create(TopologyDeviceSchema)` to create a new message.
  */
 export const TopologyDeviceSchema: GenMessage<TopologyDevice> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 16);
+  messageDesc(file_colocated_v1_service, 20);
 
 /**
  * A worker's JAX job: how many processes, which one this worker is, and
@@ -543,7 +703,7 @@ export type GetTopologyResponse = Message<"colocated.v1.GetTopologyResponse"> & 
  * Use `create(GetTopologyResponseSchema)` to create a new message.
  */
 export const GetTopologyResponseSchema: GenMessage<GetTopologyResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 17);
+  messageDesc(file_colocated_v1_service, 21);
 
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
@@ -608,6 +768,19 @@ export const ColocatedWorkerService: GenService<{
     methodKind: "unary";
     input: typeof GetTopologyRequestSchema;
     output: typeof GetTopologyResponseSchema;
+  },
+  /**
+   * One long-lived stream that carries many calls, each one message each way
+   * for small inputs: what a controller of many workers opens once per member,
+   * so that a call costs each member no stream of its own. A worker serves it
+   * when its GetVersion answer says so (`sessions`).
+   *
+   * @generated from rpc colocated.v1.ColocatedWorkerService.Session
+   */
+  session: {
+    methodKind: "bidi_streaming";
+    input: typeof SessionRequestSchema;
+    output: typeof SessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_colocated_v1_service, 0);

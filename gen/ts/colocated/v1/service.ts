@@ -69,7 +69,14 @@ export interface GetVersionResponse {
    * The worker's limits, shared by all its clients. Absent from a worker
    * older than this field: a client then sets no limit of its own.
    */
-  limits?: WorkerLimits | undefined;
+  limits?:
+    | WorkerLimits
+    | undefined;
+  /**
+   * Whether the worker serves Session. Absent (false) from a worker older
+   * than this field: a client then calls ExecuteSharded.
+   */
+  sessions: boolean;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -180,6 +187,66 @@ export interface ExecuteShardedResponse {
     $case: "end";
     value: boolean;
   } | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * One call on a session: ExecuteSharded's start, every input chunk and its
+ * end in one message. Each input shard is one chunk (marked last), so a call
+ * carries at most the worker's largest chunk in all; larger inputs go by
+ * ExecuteSharded. It counts against the worker's limits as ExecuteSharded does.
+ */
+export interface SessionCall {
+  /**
+   * Names the call within its session: increasing, never reused; its answers
+   * carry it.
+   */
+  id: bigint;
+  start?: ExecuteStart | undefined;
+  inputs: ShardChunk[];
+  /**
+   * The time the call has, from when the worker reads it; 0: no deadline
+   * beyond the session's.
+   */
+  timeoutMs: bigint;
+  /**
+   * Names the call on every member of a JAX job, as ExecuteSharded's
+   * colocated-call-id metadata does; empty for a worker alone.
+   */
+  jobCallId: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The client's session stream: calls, and cancellations of calls it sent. */
+export interface SessionRequest {
+  part?: { $case: "call"; value: SessionCall } | //
+  /** The id of a call to stop: it ends with CANCELLED unless it has ended. */
+  { $case: "cancel"; value: bigint } | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * Why a call failed: a gRPC status code and its message, as the call's own
+ * status would have said it.
+ */
+export interface CallStatus {
+  code: number;
+  message: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A part of one call's answer: the output specs first, then output chunks,
+ * the last part marked `end`; or a status that ends the call. A small call's
+ * answer is one part.
+ */
+export interface SessionResponse {
+  /** The call it answers. */
+  id: bigint;
+  outputSpecs?: SpecsPayload | undefined;
+  outputs: ShardChunk[];
+  end: boolean;
+  status?: CallStatus | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -680,7 +747,7 @@ export const GetVersionRequest: MessageFns<GetVersionRequest> = {
 };
 
 function createBaseGetVersionResponse(): GetVersionResponse {
-  return { server: undefined, version: 0, limits: undefined, _unknownFields: {} };
+  return { server: undefined, version: 0, limits: undefined, sessions: false, _unknownFields: {} };
 }
 
 export const GetVersionResponse: MessageFns<GetVersionResponse> = {
@@ -693,6 +760,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.limits !== undefined) {
       WorkerLimits.encode(message.limits, writer.uint32(26).fork()).join();
+    }
+    if (message.sessions !== false) {
+      writer.uint32(32).bool(message.sessions);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -742,6 +812,14 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
             message.limits = WorkerLimits.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sessions = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -767,6 +845,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       server: isSet(object.server) ? VersionRange.fromJSON(object.server) : undefined,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       limits: isSet(object.limits) ? WorkerLimits.fromJSON(object.limits) : undefined,
+      sessions: isSet(object.sessions) ? globalThis.Boolean(object.sessions) : false,
     };
   },
 
@@ -780,6 +859,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.limits !== undefined) {
       obj.limits = WorkerLimits.toJSON(message.limits);
+    }
+    if (message.sessions !== false) {
+      obj.sessions = message.sessions;
     }
     return obj;
   },
@@ -796,6 +878,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     message.limits = (object.limits !== undefined && object.limits !== null)
       ? WorkerLimits.fromPartial(object.limits)
       : undefined;
+    message.sessions = object.sessions ?? false;
     return message;
   },
 };
@@ -1929,6 +2012,552 @@ export const ExecuteShardedResponse: MessageFns<ExecuteShardedResponse> = {
   },
 };
 
+function createBaseSessionCall(): SessionCall {
+  return { id: 0n, start: undefined, inputs: [], timeoutMs: 0n, jobCallId: "", _unknownFields: {} };
+}
+
+export const SessionCall: MessageFns<SessionCall> = {
+  encode(message: SessionCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0n) {
+      if (BigInt.asUintN(64, message.id) !== message.id) {
+        throw new globalThis.Error("value provided for field message.id of type uint64 too large");
+      }
+      writer.uint32(8).uint64(message.id);
+    }
+    if (message.start !== undefined) {
+      ExecuteStart.encode(message.start, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.inputs) {
+      ShardChunk.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.timeoutMs !== 0n) {
+      if (BigInt.asUintN(64, message.timeoutMs) !== message.timeoutMs) {
+        throw new globalThis.Error("value provided for field message.timeoutMs of type uint64 too large");
+      }
+      writer.uint32(32).uint64(message.timeoutMs);
+    }
+    if (message.jobCallId !== "") {
+      writer.uint32(42).string(message.jobCallId);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.uint64() as bigint;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.start = ExecuteStart.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.inputs.push(ShardChunk.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.timeoutMs = reader.uint64() as bigint;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jobCallId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionCall {
+    return {
+      id: isSet(object.id) ? BigInt(object.id) : 0n,
+      start: isSet(object.start) ? ExecuteStart.fromJSON(object.start) : undefined,
+      inputs: globalThis.Array.isArray(object?.inputs) ? object.inputs.map((e: any) => ShardChunk.fromJSON(e)) : [],
+      timeoutMs: isSet(object.timeoutMs)
+        ? BigInt(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? BigInt(object.timeout_ms)
+        : 0n,
+      jobCallId: isSet(object.jobCallId)
+        ? globalThis.String(object.jobCallId)
+        : isSet(object.job_call_id)
+        ? globalThis.String(object.job_call_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SessionCall): unknown {
+    const obj: any = {};
+    if (message.id !== 0n) {
+      obj.id = message.id.toString();
+    }
+    if (message.start !== undefined) {
+      obj.start = ExecuteStart.toJSON(message.start);
+    }
+    if (message.inputs?.length) {
+      obj.inputs = message.inputs.map((e) => ShardChunk.toJSON(e));
+    }
+    if (message.timeoutMs !== 0n) {
+      obj.timeoutMs = message.timeoutMs.toString();
+    }
+    if (message.jobCallId !== "") {
+      obj.jobCallId = message.jobCallId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionCall>, I>>(base?: I): SessionCall {
+    return SessionCall.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionCall>, I>>(object: I): SessionCall {
+    const message = createBaseSessionCall();
+    message.id = (object.id !== undefined && object.id !== null) ? BigInt(object.id) : 0n;
+    message.start = (object.start !== undefined && object.start !== null)
+      ? ExecuteStart.fromPartial(object.start)
+      : undefined;
+    message.inputs = object.inputs?.map((e) => ShardChunk.fromPartial(e)) || [];
+    message.timeoutMs = (object.timeoutMs !== undefined && object.timeoutMs !== null) ? BigInt(object.timeoutMs) : 0n;
+    message.jobCallId = object.jobCallId ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionRequest(): SessionRequest {
+  return { part: undefined, _unknownFields: {} };
+}
+
+export const SessionRequest: MessageFns<SessionRequest> = {
+  encode(message: SessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.part?.$case) {
+      case "call":
+        SessionCall.encode(message.part.value, writer.uint32(10).fork()).join();
+        break;
+      case "cancel":
+        if (BigInt.asUintN(64, message.part.value) !== message.part.value) {
+          throw new globalThis.Error("value provided for field message.part.value of type uint64 too large");
+        }
+        writer.uint32(16).uint64(message.part.value);
+        break;
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.part = { $case: "call", value: SessionCall.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.part = { $case: "cancel", value: reader.uint64() as bigint };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionRequest {
+    return {
+      part: isSet(object.call)
+        ? { $case: "call", value: SessionCall.fromJSON(object.call) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: BigInt(object.cancel) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionRequest): unknown {
+    const obj: any = {};
+    if (message.part?.$case === "call") {
+      obj.call = SessionCall.toJSON(message.part.value);
+    } else if (message.part?.$case === "cancel") {
+      obj.cancel = message.part.value.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionRequest>, I>>(base?: I): SessionRequest {
+    return SessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionRequest>, I>>(object: I): SessionRequest {
+    const message = createBaseSessionRequest();
+    switch (object.part?.$case) {
+      case "call": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "call", value: SessionCall.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "cancel", value: BigInt(object.part.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseCallStatus(): CallStatus {
+  return { code: 0, message: "", _unknownFields: {} };
+}
+
+export const CallStatus: MessageFns<CallStatus> = {
+  encode(message: CallStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== 0) {
+      writer.uint32(8).uint32(message.code);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.code = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallStatus {
+    return {
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: CallStatus): unknown {
+    const obj: any = {};
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CallStatus>, I>>(base?: I): CallStatus {
+    return CallStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CallStatus>, I>>(object: I): CallStatus {
+    const message = createBaseCallStatus();
+    message.code = object.code ?? 0;
+    message.message = object.message ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionResponse(): SessionResponse {
+  return { id: 0n, outputSpecs: undefined, outputs: [], end: false, status: undefined, _unknownFields: {} };
+}
+
+export const SessionResponse: MessageFns<SessionResponse> = {
+  encode(message: SessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0n) {
+      if (BigInt.asUintN(64, message.id) !== message.id) {
+        throw new globalThis.Error("value provided for field message.id of type uint64 too large");
+      }
+      writer.uint32(8).uint64(message.id);
+    }
+    if (message.outputSpecs !== undefined) {
+      SpecsPayload.encode(message.outputSpecs, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.outputs) {
+      ShardChunk.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.end !== false) {
+      writer.uint32(32).bool(message.end);
+    }
+    if (message.status !== undefined) {
+      CallStatus.encode(message.status, writer.uint32(42).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.uint64() as bigint;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outputSpecs = SpecsPayload.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.outputs.push(ShardChunk.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.end = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = CallStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionResponse {
+    return {
+      id: isSet(object.id) ? BigInt(object.id) : 0n,
+      outputSpecs: isSet(object.outputSpecs)
+        ? SpecsPayload.fromJSON(object.outputSpecs)
+        : isSet(object.output_specs)
+        ? SpecsPayload.fromJSON(object.output_specs)
+        : undefined,
+      outputs: globalThis.Array.isArray(object?.outputs) ? object.outputs.map((e: any) => ShardChunk.fromJSON(e)) : [],
+      end: isSet(object.end) ? globalThis.Boolean(object.end) : false,
+      status: isSet(object.status) ? CallStatus.fromJSON(object.status) : undefined,
+    };
+  },
+
+  toJSON(message: SessionResponse): unknown {
+    const obj: any = {};
+    if (message.id !== 0n) {
+      obj.id = message.id.toString();
+    }
+    if (message.outputSpecs !== undefined) {
+      obj.outputSpecs = SpecsPayload.toJSON(message.outputSpecs);
+    }
+    if (message.outputs?.length) {
+      obj.outputs = message.outputs.map((e) => ShardChunk.toJSON(e));
+    }
+    if (message.end !== false) {
+      obj.end = message.end;
+    }
+    if (message.status !== undefined) {
+      obj.status = CallStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionResponse>, I>>(base?: I): SessionResponse {
+    return SessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionResponse>, I>>(object: I): SessionResponse {
+    const message = createBaseSessionResponse();
+    message.id = (object.id !== undefined && object.id !== null) ? BigInt(object.id) : 0n;
+    message.outputSpecs = (object.outputSpecs !== undefined && object.outputSpecs !== null)
+      ? SpecsPayload.fromPartial(object.outputSpecs)
+      : undefined;
+    message.outputs = object.outputs?.map((e) => ShardChunk.fromPartial(e)) || [];
+    message.end = object.end ?? false;
+    message.status = (object.status !== undefined && object.status !== null)
+      ? CallStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseGetTopologyRequest(): GetTopologyRequest {
   return { _unknownFields: {} };
 }
@@ -2363,6 +2992,21 @@ export const ColocatedWorkerServiceService = {
     responseSerialize: (value: GetTopologyResponse): Buffer => Buffer.from(GetTopologyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetTopologyResponse => GetTopologyResponse.decode(value),
   },
+  /**
+   * One long-lived stream that carries many calls, each one message each way
+   * for small inputs: what a controller of many workers opens once per member,
+   * so that a call costs each member no stream of its own. A worker serves it
+   * when its GetVersion answer says so (`sessions`).
+   */
+  session: {
+    path: "/colocated.v1.ColocatedWorkerService/Session" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: SessionRequest): Buffer => Buffer.from(SessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionRequest => SessionRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
 } as const;
 
 export interface ColocatedWorkerServiceServer extends UntypedServiceImplementation {
@@ -2382,6 +3026,13 @@ export interface ColocatedWorkerServiceServer extends UntypedServiceImplementati
    * device, so a controller can check that its workers form one job.
    */
   getTopology: handleUnaryCall<GetTopologyRequest, GetTopologyResponse>;
+  /**
+   * One long-lived stream that carries many calls, each one message each way
+   * for small inputs: what a controller of many workers opens once per member,
+   * so that a call costs each member no stream of its own. A worker serves it
+   * when its GetVersion answer says so (`sessions`).
+   */
+  session: handleBidiStreamingCall<SessionRequest, SessionResponse>;
 }
 
 export interface ColocatedWorkerServiceClient extends Client {
@@ -2462,6 +3113,15 @@ export interface ColocatedWorkerServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetTopologyResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * One long-lived stream that carries many calls, each one message each way
+   * for small inputs: what a controller of many workers opens once per member,
+   * so that a call costs each member no stream of its own. A worker serves it
+   * when its GetVersion answer says so (`sessions`).
+   */
+  session(): ClientDuplexStream<SessionRequest, SessionResponse>;
+  session(options: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
+  session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
 }
 
 export const ColocatedWorkerServiceClient = makeGenericClientConstructor(

@@ -26,7 +26,7 @@ from colocated_wire._gen.colocated.v1 import limit_pb2 as colocated__wire_dot___
 from colocated_wire._gen.colocated.v1 import payload_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_payload__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/payload.proto\"\x1f\n\rProgramHandle\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"T\n\x12LoadProgramRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\"B\n\x13LoadProgramResponse\x12+\n\x06handle\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"}\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\x12*\n\x06limits\x18\x03 \x01(\x0b\x32\x1a.colocated.v1.WorkerLimits\"H\n\x0cWorkerLimits\x12\x1c\n\x14max_concurrent_calls\x18\x01 \x01(\r\x12\x1a\n\x12max_inflight_bytes\x18\x02 \x01(\x04\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"\xac\x01\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12-\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\x12+\n\x06handle\x18\x04 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"s\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12.\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\"9\n\nShardIndex\x12\x15\n\x05start\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\x14\n\x04stop\x18\x02 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\"o\n\nShardChunk\x12\x0c\n\x04leaf\x18\x01 \x01(\r\x12\'\n\x05index\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardIndex\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x0c\n\x04last\x18\x05 \x01(\x08\"{\n\x0c\x45xecuteStart\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12+\n\x06handle\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"\x86\x01\n\x15\x45xecuteShardedRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.ExecuteStartH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x8e\x01\n\x16\x45xecuteShardedResponse\x12\x32\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayloadH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x14\n\x12GetTopologyRequest\"k\n\x0eTopologyDevice\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x10\n\x08platform\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x16\n\x06\x63oords\x18\x05 \x03(\x05\x42\x06\x10\x01\x88\xb5\x18\x04\"x\n\x13GetTopologyResponse\x12\x15\n\rprocess_count\x18\x01 \x01(\r\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x33\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1c.colocated.v1.TopologyDeviceB\x04\x88\xb5\x18\x03\x32\xba\x03\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponse\x12R\n\x0bLoadProgram\x12 .colocated.v1.LoadProgramRequest\x1a!.colocated.v1.LoadProgramResponse\x12_\n\x0e\x45xecuteSharded\x12#.colocated.v1.ExecuteShardedRequest\x1a$.colocated.v1.ExecuteShardedResponse(\x01\x30\x01\x12R\n\x0bGetTopology\x12 .colocated.v1.GetTopologyRequest\x1a!.colocated.v1.GetTopologyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/service.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a.colocated_wire/_gen/colocated/v1/payload.proto\"\x1f\n\rProgramHandle\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"T\n\x12LoadProgramRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\"B\n\x13LoadProgramResponse\x12+\n\x06handle\x18\x01 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"8\n\x0cVersionRange\x12\x13\n\x0bmin_version\x18\x01 \x01(\r\x12\x13\n\x0bmax_version\x18\x02 \x01(\r\"?\n\x11GetVersionRequest\x12*\n\x06\x63lient\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\"\x8f\x01\n\x12GetVersionResponse\x12*\n\x06server\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.VersionRange\x12\x0f\n\x07version\x18\x02 \x01(\r\x12*\n\x06limits\x18\x03 \x01(\x0b\x32\x1a.colocated.v1.WorkerLimits\x12\x10\n\x08sessions\x18\x04 \x01(\x08\"H\n\x0cWorkerLimits\x12\x1c\n\x14max_concurrent_calls\x18\x01 \x01(\r\x12\x1a\n\x12max_inflight_bytes\x18\x02 \x01(\x04\"\x19\n\tArrayData\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"\xac\x01\n\x0e\x45xecuteRequest\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12-\n\x06inputs\x18\x03 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\x12+\n\x06handle\x18\x04 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"s\n\x0f\x45xecuteResponse\x12\x30\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12.\n\x07outputs\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ArrayDataB\x04\x88\xb5\x18\x05\"9\n\nShardIndex\x12\x15\n\x05start\x18\x01 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\x12\x14\n\x04stop\x18\x02 \x03(\x04\x42\x06\x10\x01\x88\xb5\x18\x04\"o\n\nShardChunk\x12\x0c\n\x04leaf\x18\x01 \x01(\r\x12\'\n\x05index\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardIndex\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x0c\n\x04last\x18\x05 \x01(\x08\"{\n\x0c\x45xecuteStart\x12\x0f\n\x07version\x18\x01 \x01(\r\x12-\n\x07program\x18\x02 \x01(\x0b\x32\x1c.colocated.v1.ProgramPayload\x12+\n\x06handle\x18\x03 \x01(\x0b\x32\x1b.colocated.v1.ProgramHandle\"\x86\x01\n\x15\x45xecuteShardedRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.ExecuteStartH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x8e\x01\n\x16\x45xecuteShardedResponse\x12\x32\n\x0coutput_specs\x18\x01 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayloadH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.colocated.v1.ShardChunkH\x00\x12\r\n\x03\x65nd\x18\x03 \x01(\x08H\x00\x42\x06\n\x04part\"\x9d\x01\n\x0bSessionCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12)\n\x05start\x18\x02 \x01(\x0b\x32\x1a.colocated.v1.ExecuteStart\x12.\n\x06inputs\x18\x03 \x03(\x0b\x32\x18.colocated.v1.ShardChunkB\x04\x88\xb5\x18\x05\x12\x12\n\ntimeout_ms\x18\x04 \x01(\x04\x12\x13\n\x0bjob_call_id\x18\x05 \x01(\t\"U\n\x0eSessionRequest\x12)\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x19.colocated.v1.SessionCallH\x00\x12\x10\n\x06\x63\x61ncel\x18\x02 \x01(\x04H\x00\x42\x06\n\x04part\"+\n\nCallStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\r\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xb7\x01\n\x0fSessionResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x30\n\x0coutput_specs\x18\x02 \x01(\x0b\x32\x1a.colocated.v1.SpecsPayload\x12/\n\x07outputs\x18\x03 \x03(\x0b\x32\x18.colocated.v1.ShardChunkB\x04\x88\xb5\x18\x05\x12\x0b\n\x03\x65nd\x18\x04 \x01(\x08\x12(\n\x06status\x18\x05 \x01(\x0b\x32\x18.colocated.v1.CallStatus\"\x14\n\x12GetTopologyRequest\"k\n\x0eTopologyDevice\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x10\n\x08platform\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x16\n\x06\x63oords\x18\x05 \x03(\x05\x42\x06\x10\x01\x88\xb5\x18\x04\"x\n\x13GetTopologyResponse\x12\x15\n\rprocess_count\x18\x01 \x01(\r\x12\x15\n\rprocess_index\x18\x02 \x01(\r\x12\x33\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1c.colocated.v1.TopologyDeviceB\x04\x88\xb5\x18\x03\x32\x86\x04\n\x16\x43olocatedWorkerService\x12O\n\nGetVersion\x12\x1f.colocated.v1.GetVersionRequest\x1a .colocated.v1.GetVersionResponse\x12\x46\n\x07\x45xecute\x12\x1c.colocated.v1.ExecuteRequest\x1a\x1d.colocated.v1.ExecuteResponse\x12R\n\x0bLoadProgram\x12 .colocated.v1.LoadProgramRequest\x1a!.colocated.v1.LoadProgramResponse\x12_\n\x0e\x45xecuteSharded\x12#.colocated.v1.ExecuteShardedRequest\x1a$.colocated.v1.ExecuteShardedResponse(\x01\x30\x01\x12R\n\x0bGetTopology\x12 .colocated.v1.GetTopologyRequest\x1a!.colocated.v1.GetTopologyResponse\x12J\n\x07Session\x12\x1c.colocated.v1.SessionRequest\x1a\x1d.colocated.v1.SessionResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,6 +41,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SHARDINDEX'].fields_by_name['start']._serialized_options = b'\020\001\210\265\030\004'
   _globals['_SHARDINDEX'].fields_by_name['stop']._loaded_options = None
   _globals['_SHARDINDEX'].fields_by_name['stop']._serialized_options = b'\020\001\210\265\030\004'
+  _globals['_SESSIONCALL'].fields_by_name['inputs']._loaded_options = None
+  _globals['_SESSIONCALL'].fields_by_name['inputs']._serialized_options = b'\210\265\030\005'
+  _globals['_SESSIONRESPONSE'].fields_by_name['outputs']._loaded_options = None
+  _globals['_SESSIONRESPONSE'].fields_by_name['outputs']._serialized_options = b'\210\265\030\005'
   _globals['_TOPOLOGYDEVICE'].fields_by_name['coords']._loaded_options = None
   _globals['_TOPOLOGYDEVICE'].fields_by_name['coords']._serialized_options = b'\020\001\210\265\030\004'
   _globals['_GETTOPOLOGYRESPONSE'].fields_by_name['devices']._loaded_options = None
@@ -55,32 +59,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VERSIONRANGE']._serialized_end=401
   _globals['_GETVERSIONREQUEST']._serialized_start=403
   _globals['_GETVERSIONREQUEST']._serialized_end=466
-  _globals['_GETVERSIONRESPONSE']._serialized_start=468
-  _globals['_GETVERSIONRESPONSE']._serialized_end=593
-  _globals['_WORKERLIMITS']._serialized_start=595
-  _globals['_WORKERLIMITS']._serialized_end=667
-  _globals['_ARRAYDATA']._serialized_start=669
-  _globals['_ARRAYDATA']._serialized_end=694
-  _globals['_EXECUTEREQUEST']._serialized_start=697
-  _globals['_EXECUTEREQUEST']._serialized_end=869
-  _globals['_EXECUTERESPONSE']._serialized_start=871
-  _globals['_EXECUTERESPONSE']._serialized_end=986
-  _globals['_SHARDINDEX']._serialized_start=988
-  _globals['_SHARDINDEX']._serialized_end=1045
-  _globals['_SHARDCHUNK']._serialized_start=1047
-  _globals['_SHARDCHUNK']._serialized_end=1158
-  _globals['_EXECUTESTART']._serialized_start=1160
-  _globals['_EXECUTESTART']._serialized_end=1283
-  _globals['_EXECUTESHARDEDREQUEST']._serialized_start=1286
-  _globals['_EXECUTESHARDEDREQUEST']._serialized_end=1420
-  _globals['_EXECUTESHARDEDRESPONSE']._serialized_start=1423
-  _globals['_EXECUTESHARDEDRESPONSE']._serialized_end=1565
-  _globals['_GETTOPOLOGYREQUEST']._serialized_start=1567
-  _globals['_GETTOPOLOGYREQUEST']._serialized_end=1587
-  _globals['_TOPOLOGYDEVICE']._serialized_start=1589
-  _globals['_TOPOLOGYDEVICE']._serialized_end=1696
-  _globals['_GETTOPOLOGYRESPONSE']._serialized_start=1698
-  _globals['_GETTOPOLOGYRESPONSE']._serialized_end=1818
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=1821
-  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=2263
+  _globals['_GETVERSIONRESPONSE']._serialized_start=469
+  _globals['_GETVERSIONRESPONSE']._serialized_end=612
+  _globals['_WORKERLIMITS']._serialized_start=614
+  _globals['_WORKERLIMITS']._serialized_end=686
+  _globals['_ARRAYDATA']._serialized_start=688
+  _globals['_ARRAYDATA']._serialized_end=713
+  _globals['_EXECUTEREQUEST']._serialized_start=716
+  _globals['_EXECUTEREQUEST']._serialized_end=888
+  _globals['_EXECUTERESPONSE']._serialized_start=890
+  _globals['_EXECUTERESPONSE']._serialized_end=1005
+  _globals['_SHARDINDEX']._serialized_start=1007
+  _globals['_SHARDINDEX']._serialized_end=1064
+  _globals['_SHARDCHUNK']._serialized_start=1066
+  _globals['_SHARDCHUNK']._serialized_end=1177
+  _globals['_EXECUTESTART']._serialized_start=1179
+  _globals['_EXECUTESTART']._serialized_end=1302
+  _globals['_EXECUTESHARDEDREQUEST']._serialized_start=1305
+  _globals['_EXECUTESHARDEDREQUEST']._serialized_end=1439
+  _globals['_EXECUTESHARDEDRESPONSE']._serialized_start=1442
+  _globals['_EXECUTESHARDEDRESPONSE']._serialized_end=1584
+  _globals['_SESSIONCALL']._serialized_start=1587
+  _globals['_SESSIONCALL']._serialized_end=1744
+  _globals['_SESSIONREQUEST']._serialized_start=1746
+  _globals['_SESSIONREQUEST']._serialized_end=1831
+  _globals['_CALLSTATUS']._serialized_start=1833
+  _globals['_CALLSTATUS']._serialized_end=1876
+  _globals['_SESSIONRESPONSE']._serialized_start=1879
+  _globals['_SESSIONRESPONSE']._serialized_end=2062
+  _globals['_GETTOPOLOGYREQUEST']._serialized_start=2064
+  _globals['_GETTOPOLOGYREQUEST']._serialized_end=2084
+  _globals['_TOPOLOGYDEVICE']._serialized_start=2086
+  _globals['_TOPOLOGYDEVICE']._serialized_end=2193
+  _globals['_GETTOPOLOGYRESPONSE']._serialized_start=2195
+  _globals['_GETTOPOLOGYRESPONSE']._serialized_end=2315
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_start=2318
+  _globals['_COLOCATEDWORKERSERVICE']._serialized_end=2836
 # @@protoc_insertion_point(module_scope)

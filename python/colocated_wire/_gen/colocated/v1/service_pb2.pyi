@@ -43,14 +43,16 @@ class GetVersionRequest(_message.Message):
     def __init__(self, client: _Optional[_Union[VersionRange, _Mapping]] = ...) -> None: ...
 
 class GetVersionResponse(_message.Message):
-    __slots__ = ("server", "version", "limits")
+    __slots__ = ("server", "version", "limits", "sessions")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
     server: VersionRange
     version: int
     limits: WorkerLimits
-    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ...) -> None: ...
+    sessions: bool
+    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ..., sessions: _Optional[bool] = ...) -> None: ...
 
 class WorkerLimits(_message.Message):
     __slots__ = ("max_concurrent_calls", "max_inflight_bytes")
@@ -137,6 +139,50 @@ class ExecuteShardedResponse(_message.Message):
     chunk: ShardChunk
     end: bool
     def __init__(self, output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., chunk: _Optional[_Union[ShardChunk, _Mapping]] = ..., end: _Optional[bool] = ...) -> None: ...
+
+class SessionCall(_message.Message):
+    __slots__ = ("id", "start", "inputs", "timeout_ms", "job_call_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    INPUTS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    JOB_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    start: ExecuteStart
+    inputs: _containers.RepeatedCompositeFieldContainer[ShardChunk]
+    timeout_ms: int
+    job_call_id: str
+    def __init__(self, id: _Optional[int] = ..., start: _Optional[_Union[ExecuteStart, _Mapping]] = ..., inputs: _Optional[_Iterable[_Union[ShardChunk, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., job_call_id: _Optional[str] = ...) -> None: ...
+
+class SessionRequest(_message.Message):
+    __slots__ = ("call", "cancel")
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    call: SessionCall
+    cancel: int
+    def __init__(self, call: _Optional[_Union[SessionCall, _Mapping]] = ..., cancel: _Optional[int] = ...) -> None: ...
+
+class CallStatus(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class SessionResponse(_message.Message):
+    __slots__ = ("id", "output_specs", "outputs", "end", "status")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SPECS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUTS_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    output_specs: _payload_pb2.SpecsPayload
+    outputs: _containers.RepeatedCompositeFieldContainer[ShardChunk]
+    end: bool
+    status: CallStatus
+    def __init__(self, id: _Optional[int] = ..., output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[ShardChunk, _Mapping]]] = ..., end: _Optional[bool] = ..., status: _Optional[_Union[CallStatus, _Mapping]] = ...) -> None: ...
 
 class GetTopologyRequest(_message.Message):
     __slots__ = ()

@@ -66,6 +66,11 @@ class ColocatedWorkerServiceStub:
                 request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.SerializeToString,
                 response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.FromString,
                 _registered_method=True)
+        self.Session = channel.stream_stream(
+                '/colocated.v1.ColocatedWorkerService/Session',
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.FromString,
+                _registered_method=True)
 
 
 class ColocatedWorkerServiceServicer:
@@ -115,6 +120,16 @@ class ColocatedWorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Session(self, request_iterator, context):
+        """One long-lived stream that carries many calls, each one message each way
+        for small inputs: what a controller of many workers opens once per member,
+        so that a call costs each member no stream of its own. A worker serves it
+        when its GetVersion answer says so (`sessions`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -142,6 +157,11 @@ def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
                     servicer.GetTopology,
                     request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.FromString,
                     response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.SerializeToString,
+            ),
+            'Session': grpc.stream_stream_rpc_method_handler(
+                    servicer.Session,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -286,6 +306,33 @@ class ColocatedWorkerService:
             '/colocated.v1.ColocatedWorkerService/GetTopology',
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyRequest.SerializeToString,
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.GetTopologyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Session(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/colocated.v1.ColocatedWorkerService/Session',
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
