@@ -342,6 +342,34 @@ def test_a_call_named_badly_is_refused(job, mesh):
     assert "metadata colocated-call-id: 'a b' is not 1-128 letters" in e.value.details()
 
 
+def test_session_calls_named_by_job_call_id_run_together_on_every_member(job, mesh):
+    s = spec(mesh, "x", "y")
+    program = job_program(examples.total, s)
+    names = [uuid.uuid4().hex for _ in range(2)]
+
+    def session(member: int) -> list[service_pb2.SessionResponse]:
+        start, *chunks, _ = requests_for(member, program, [s], [X])
+        calls = []
+        for call_id, name in enumerate(["a b", *names], start=1):
+            req = service_pb2.SessionRequest()
+            req.call.id, req.call.job_call_id = call_id, name
+            req.call.start.CopyFrom(start.start)
+            req.call.inputs.extend(c.chunk for c in chunks)
+            calls.append(req)
+        return list(job[member].Session(iter(calls), timeout=DEADLINE))
+
+    with futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(session, range(2)))
+    for parts in answers:
+        bad, *good = parts
+        assert (bad.id, bad.status.code) == (1, grpc.StatusCode.INVALID_ARGUMENT.value[0])
+        assert bad.status.message.startswith("job_call_id: 'a b' is not 1-128 letters")
+        assert [(p.id, p.end) for p in good] == [(2, True), (3, True)]
+        for p in good:
+            [c] = p.outputs
+            assert np.frombuffer(c.data, np.float32)[0] == X.sum()
+
+
 def test_unary_execute_of_a_program_over_both_processes_is_refused(job, mesh):
     s = spec(mesh, "x", "y")
     req = service_pb2.ExecuteRequest(version=0)

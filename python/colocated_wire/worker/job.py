@@ -150,23 +150,33 @@ def own_shards(shards: dict) -> dict:
 
 
 def run_together(context: grpc.ServicerContext, work: Callable[[], T]) -> T:
-    """Runs `work` (the call's function) once every member of the job is ready to run it.
-
-    In a job of one process, at once. In a job of many, only if the call is named (metadata
-    `colocated-call-id`, the same on every member's stream): the member takes its turn (one
-    function at a time), then waits at a JAX barrier of that name for the other members. A
-    member that refused the call never arrives, so the others refuse it too (ABORTED) instead
-    of waiting forever inside a collective. An unnamed call runs without waiting.
-    """
+    """Runs `work` (the call's function) once every member of the job is ready to run it;
+    the call is named by its metadata `colocated-call-id` (run_named)."""
     if jax.process_count() == 1:
         return work()
     call_id = dict(context.invocation_metadata()).get(CALL_ID_KEY)
+    return run_named(context, work, call_id, f"metadata {CALL_ID_KEY}")
+
+
+def run_named(
+    context: grpc.ServicerContext, work: Callable[[], T], call_id: str | None, where: str
+) -> T:
+    """Runs `work` (the call's function) once every member of the job is ready to run it.
+
+    In a job of one process, at once. In a job of many, only if the call is named (`call_id`,
+    the same on every member; `where` says where the call carried it): the member takes its
+    turn (one function at a time), then waits at a JAX barrier of that name for the other
+    members. A member that refused the call never arrives, so the others refuse it too
+    (ABORTED) instead of waiting forever inside a collective. An unnamed call runs without
+    waiting. `context` gives the call's deadline (a session's call is no gRPC call, but
+    answers for its own).
+    """
+    if jax.process_count() == 1:
+        return work()
     if call_id is None:
         return job_wide(work())
     if not _CALL_ID.fullmatch(call_id):
-        raise invalid_argument(
-            f"metadata {CALL_ID_KEY}: {call_id[:40]!r} is not 1-128 letters, digits or ._:-"
-        )
+        raise invalid_argument(f"{where}: {call_id[:40]!r} is not 1-128 letters, digits or ._:-")
     if not _one_at_a_time.acquire(timeout=_wait(context)):
         raise aborted(f"call {call_id}: another call of the job still runs on {describe()}")
     try:

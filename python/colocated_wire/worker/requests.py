@@ -5,8 +5,8 @@ hashes them for its handle and decodes them once, instead of parsing the
 request and serializing the program again to decode it. Input data are views
 of the request's bytes, not copies. Only the top-level fields are walked;
 the payload itself is judged by the decoder. The requests of the sharded
-stream are read the same way, so that a chunk's data reaches its shard's
-buffer with one copy.
+stream and of a session are read the same way, so that a chunk's data
+reaches its shard's buffer with one copy.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def _numbers(message: type) -> dict[str, int]:
 _EXECUTE = _numbers(service_pb2.ExecuteRequest)
 _SHARDED = _numbers(service_pb2.ExecuteShardedRequest)
 _CHUNK = _numbers(service_pb2.ShardChunk)
+_SESSION = _numbers(service_pb2.SessionRequest)
+_CALL = _numbers(service_pb2.SessionCall)
 _HEADER = _numbers(payload_pb2.PayloadEnvelope)["header"]
 _MINOR = _numbers(payload_pb2.Header)["minor_version"]
 _DATA = _numbers(service_pb2.ArrayData)["data"]
@@ -200,3 +202,89 @@ def _read_chunk(data: memoryview) -> ChunkView:
         elif number in _CHUNK.values():
             raise ValueError(f"field {number} has the wrong wire type")
     return chunk
+
+
+@dataclasses.dataclass
+class SessionCallView:
+    """A SessionCall read from its bytes: its input chunks' data are views of the request."""
+
+    id: int = 0
+    start: Any = None
+    inputs: list[ChunkView] = dataclasses.field(default_factory=list)
+    timeout_ms: int = 0
+    job_call_id: str = ""
+    # The inputs' data bytes in all.
+    input_bytes: int = 0
+
+
+@dataclasses.dataclass
+class SessionRequestView:
+    """A SessionRequest: which part it carries ("call" or "cancel"), and it.
+
+    A request that is no protobuf message has part "invalid", says why in `problem`, and
+    has in `call_id` the id of its call when that much could be read.
+    """
+
+    part: str | None = None
+    call: SessionCallView | None = None
+    cancel: int = 0
+    problem: str = ""
+    call_id: int | None = None
+
+
+def read_session_request(data: bytes) -> SessionRequestView:
+    """A request of a session; its chunks' data stay in the request's bytes."""
+    view = memoryview(data)
+    try:
+        return _read_session(view)
+    except (ValueError, DecodeError) as e:
+        problem = f"not a valid protobuf message ({e})"
+        return SessionRequestView(part="invalid", problem=problem, call_id=_call_id_of(view))
+
+
+def _read_session(data: memoryview) -> SessionRequestView:
+    request = SessionRequestView()
+    for number, value in _fields(data):
+        if number == _SESSION["call"] and isinstance(value, memoryview):
+            request.part, request.cancel = "call", 0
+            request.call = _read_call(value)
+        elif number == _SESSION["cancel"] and isinstance(value, int):
+            request.part, request.call, request.cancel = "cancel", None, value
+        elif number in _SESSION.values():
+            raise ValueError(f"field {number} has the wrong wire type")
+    return request
+
+
+def _read_call(data: memoryview) -> SessionCallView:
+    call = SessionCallView()
+    for number, value in _fields(data):
+        if number == _CALL["id"] and isinstance(value, int):
+            call.id = value
+        elif number == _CALL["start"] and isinstance(value, memoryview):
+            call.start = ExecuteStart.FromString(value)
+        elif number == _CALL["inputs"] and isinstance(value, memoryview):
+            chunk = _read_chunk(value)
+            call.inputs.append(chunk)
+            call.input_bytes += len(chunk.data)
+        elif number == _CALL["timeout_ms"] and isinstance(value, int):
+            call.timeout_ms = value
+        elif number == _CALL["job_call_id"] and isinstance(value, memoryview):
+            call.job_call_id = str(value, "utf-8")
+        elif number in _CALL.values():
+            raise ValueError(f"field {number} has the wrong wire type")
+    return call
+
+
+def _call_id_of(data: memoryview) -> int | None:
+    """The id of the call a request that is not a valid message carries, if it can be read:
+    its call's `id` before the fault."""
+    found = None
+    try:
+        for number, value in _fields(data):
+            if number == _SESSION["call"] and isinstance(value, memoryview):
+                for inner, id_ in _fields(value):
+                    if inner == _CALL["id"] and isinstance(id_, int):
+                        found = id_
+    except ValueError:
+        pass
+    return found

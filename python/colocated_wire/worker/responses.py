@@ -1,4 +1,5 @@
-"""ExecuteResponse written as its bytes, the counterpart of worker/requests.py.
+"""ExecuteResponse (and the sharded and session answers) written as bytes, the counterpart
+of worker/requests.py.
 
 A small call's answer is a few hundred bytes, and building it as a message
 (parsing the SpecsPayload bytes into it, adding the outputs, serializing it
@@ -18,9 +19,14 @@ from colocated_wire._gen.colocated.v1 import service_pb2
 
 def _tag(message: type, field: str) -> bytes:
     """A field's tag (its number and wire type, as one varint), from the schema's descriptors.
-    Messages, bytes and packed repeated scalars are length-delimited; the rest varints."""
+    Messages, strings, bytes and packed repeated scalars are length-delimited; the rest
+    varints."""
     desc = message.DESCRIPTOR.fields_by_name[field]
-    delimited = desc.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_BYTES)
+    delimited = desc.type in (
+        FieldDescriptor.TYPE_MESSAGE,
+        FieldDescriptor.TYPE_STRING,
+        FieldDescriptor.TYPE_BYTES,
+    )
     delimited |= desc.is_packed
     return varint(desc.number << 3 | (2 if delimited else 0))
 
@@ -59,6 +65,43 @@ def sharded_chunk(
     leaf: int, index: Sequence[tuple[int, int]] | None, offset: int, data: Any, last: bool
 ) -> bytes:
     """The ExecuteShardedResponse of one ShardChunk, its data copied once (into the answer)."""
+    return b"".join(_delimited(_CHUNK_TAG, _chunk(leaf, index, offset, data, last)))
+
+
+# One output chunk of a session's answer: (leaf, index or None, offset, data, last).
+OutputChunk = tuple[int, Sequence[tuple[int, int]] | None, int, Any, bool]
+
+
+def session_answer(
+    call_id: int, specs: bytes | None, chunks: Sequence[OutputChunk], end: bool
+) -> bytes:
+    """The SessionResponse of one part of a call's answer: the outputs' SpecsPayload (in the
+    first part), these output chunks, and `end` on the last; each chunk's data copied once."""
+    parts = [_SESSION_ID_TAG, varint(call_id)] if call_id else []
+    if specs is not None:
+        parts += (_SESSION_SPECS_TAG, varint(len(specs)), specs)
+    for chunk in chunks:
+        parts += _delimited(_SESSION_OUTPUT_TAG, _chunk(*chunk))
+    if end:
+        parts.append(_SESSION_END)
+    return b"".join(parts)
+
+
+def session_status(call_id: int, code: int, message: str) -> bytes:
+    """The SessionResponse that ends a call with this status (a gRPC code and its message)."""
+    text = message.encode("utf-8", "replace")
+    inner = [_STATUS_CODE_TAG, varint(code)] if code else []
+    if text:
+        inner += (_STATUS_MESSAGE_TAG, varint(len(text)), text)
+    parts = [_SESSION_ID_TAG, varint(call_id)] if call_id else []
+    parts += _delimited(_SESSION_STATUS_TAG, inner)
+    return b"".join(parts)
+
+
+def _chunk(
+    leaf: int, index: Sequence[tuple[int, int]] | None, offset: int, data: Any, last: bool
+) -> list:
+    """A ShardChunk's bytes as pieces to join: its data as it is, not yet copied."""
     head = []
     if leaf:
         head += (_LEAF_TAG, varint(leaf))
@@ -74,11 +117,16 @@ def sharded_chunk(
     if offset:
         head += (_OFFSET_TAG, varint(offset))
     size = memoryview(data).nbytes
-    tail = _LAST_TAG + b"\x01" if last else b""
     if size:
-        head += (_DATA_OF_CHUNK_TAG, varint(size))
-    message = sum(len(h) for h in head) + size + len(tail)
-    return b"".join((_CHUNK_TAG, varint(message), *head, data if size else b"", tail))
+        head += (_DATA_OF_CHUNK_TAG, varint(size), data)
+    if last:
+        head += (_LAST_TAG, b"\x01")
+    return head
+
+
+def _delimited(tag: bytes, pieces: list) -> list:
+    """A length-delimited field of these pieces: its tag, their size, them."""
+    return [tag, varint(sum(memoryview(p).nbytes for p in pieces)), *pieces]
 
 
 _SPECS_TAG = _tag(service_pb2.ExecuteResponse, "output_specs")
@@ -94,3 +142,10 @@ _LAST_TAG = _tag(service_pb2.ShardChunk, "last")
 _START_TAG = _tag(service_pb2.ShardIndex, "start")
 _STOP_TAG = _tag(service_pb2.ShardIndex, "stop")
 SHARDED_END = _tag(service_pb2.ExecuteShardedResponse, "end") + b"\x01"
+_SESSION_ID_TAG = _tag(service_pb2.SessionResponse, "id")
+_SESSION_SPECS_TAG = _tag(service_pb2.SessionResponse, "output_specs")
+_SESSION_OUTPUT_TAG = _tag(service_pb2.SessionResponse, "outputs")
+_SESSION_STATUS_TAG = _tag(service_pb2.SessionResponse, "status")
+_SESSION_END = _tag(service_pb2.SessionResponse, "end") + b"\x01"
+_STATUS_CODE_TAG = _tag(service_pb2.CallStatus, "code")
+_STATUS_MESSAGE_TAG = _tag(service_pb2.CallStatus, "message")

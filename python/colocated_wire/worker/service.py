@@ -1,4 +1,5 @@
-"""The gRPC servicer of ColocatedWorkerService: GetVersion, LoadProgram and Execute.
+"""The gRPC servicer of ColocatedWorkerService: GetVersion, LoadProgram and Execute (and
+ExecuteSharded and Session, in worker/sharded.py and worker/session.py).
 
 It keeps no per-client state: GetVersion applies the negotiation rule to the
 client's range, and every call names the version it uses, which must lie in
@@ -28,7 +29,14 @@ from colocated_wire.worker.limits import CallLimits
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
 from colocated_wire.worker.progress import Progress
-from colocated_wire.worker.requests import ExecuteCall, read_request, read_sharded_request
+from colocated_wire.worker.requests import (
+    ExecuteCall,
+    read_request,
+    read_session_request,
+    read_sharded_request,
+)
+from colocated_wire.worker.session import Sessions
+from colocated_wire.worker.session import serve as serve_session
 from colocated_wire.worker.sharded import serve as serve_sharded
 from colocated_wire.worker.topology import get_topology
 
@@ -47,6 +55,9 @@ class ColocatedWorker:
         self.limits = CallLimits() if limits is None else limits
         self.programs = ProgramCache(policy) if programs is None else programs
         self.progress = Progress() if progress is None else progress
+        self.sessions = Sessions()
+        # A drain ends each session after its current call: an idle one must not hold it up.
+        self.limits.on_drain(self.sessions.drain)
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
         client = VersionRange(request.client.min_version, request.client.max_version)
@@ -67,6 +78,7 @@ class ColocatedWorker:
                 max_concurrent_calls=self.limits.max_calls,
                 max_inflight_bytes=self.limits.max_bytes,
             ),
+            sessions=True,
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802
@@ -137,6 +149,11 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
             # Both ways as bytes: a chunk's data is copied once each way (worker/requests.py,
             # worker/responses.py).
             request_deserializer=read_sharded_request,
+        ),
+        "Session": grpc.stream_stream_rpc_method_handler(
+            lambda requests, context: serve_session(service, requests, context),
+            # As ExecuteSharded's: a chunk's data is copied once each way.
+            request_deserializer=read_session_request,
         ),
     }
     return CompressedWhenAsked(WORKER_SERVICE, worker_metrics.observed(methods), compression)

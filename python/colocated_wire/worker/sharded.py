@@ -110,6 +110,19 @@ def execute_sharded(
 ) -> Iterator[bytes]:
     """The response stream of one call (ExecuteShardedResponse bytes): output specs, output
     chunks, end. Raises Refused."""
+    name, result, version = run_sharded(requests, resolve, reserve, check, together)
+    yield from stream_outputs(name, result, version)
+
+
+def run_sharded(
+    requests: Iterator[ShardedRequest],
+    resolve: Resolve,
+    reserve: Reserve = lambda nbytes: None,
+    check: Callable[[str], None] = lambda step: None,
+    together: Together = lambda devices, work: work(),
+) -> tuple[str, object, int]:
+    """Takes one call's requests and runs its function: (its name, its result, the call's
+    version). Raises Refused. A session's call (worker/session.py) runs here too."""
     start = _first(requests)
     name, program = resolve(start)
     inputs = InputShards(program, reserve)
@@ -132,7 +145,7 @@ def execute_sharded(
     check("running the function")
     args, kwargs = call_arguments(program, arrays)
     result = together(program.devices, lambda: finished(name, run(name, program.fun, args, kwargs)))
-    yield from stream_outputs(name, result, start.version)
+    return name, result, start.version
 
 
 def _first(requests: Iterator[ShardedRequest]) -> service_pb2.ExecuteStart:
@@ -313,14 +326,20 @@ def stream_outputs(name: str, result: object, version: int) -> Iterator[bytes]:
     """The outputs' SpecsPayload, then each output's distinct shards in chunks, then end."""
     outputs, payload = output_specs_payload(name, result, version)
     yield sharded_specs(payload)
+    for leaf, index, data in each_shard(name, outputs):
+        yield from chunks(leaf, index, data)
+    yield SHARDED_END
+
+
+def each_shard(name: str, outputs: list) -> Iterator[tuple[int, Index, memoryview]]:
+    """(leaf, index, bytes) of each output's distinct shards that this process holds."""
     for leaf, x in enumerate(outputs):
         try:
             shards = list(output_shards(x))
         except Exception as e:  # noqa: BLE001 - JAX reports a failed computation on readback
             raise function_failed(f"{name} failed computing its outputs: {e}") from e
         for index, data in shards:
-            yield from chunks(leaf, index, data)
-    yield SHARDED_END
+            yield leaf, index, data
 
 
 def chunks(
@@ -328,11 +347,19 @@ def chunks(
 ) -> Iterable[bytes]:
     """One shard's bytes in chunks of at most `size`, each copied once, into its message; the
     first names the index."""
+    for chunk in chunk_parts(leaf, index, data, size):
+        yield sharded_chunk(*chunk)
+
+
+def chunk_parts(
+    leaf: int, index: Index, data: memoryview, size: int = OUTPUT_CHUNK_BYTES
+) -> Iterable[tuple[int, Index | None, int, memoryview, bool]]:
+    """One shard's bytes cut in chunks of at most `size` (views, not copies): (leaf, the index
+    on the first, offset, data, last)."""
     offsets = range(0, max(len(data), 1), size)
     last = len(offsets) - 1
     for k, offset in enumerate(offsets):
-        part = data[offset : offset + size]
-        yield sharded_chunk(leaf, index if k == 0 else None, offset, part, k == last)
+        yield leaf, index if k == 0 else None, offset, data[offset : offset + size], k == last
 
 
 def describe(index: Index) -> str:

@@ -1,0 +1,424 @@
+"""Session: one long-lived stream that carries many calls, each one message each way.
+
+A controller of many workers (a WorkerGroup of up to 1,024 members) pays on its own CPU for
+every stream it opens: a call of its own per member is a stream's start, metadata and end on
+every member, and that cost, not the worker's, bounds how fast the group calls. So it opens
+one Session per member and sends each call as one SessionCall (ExecuteSharded's start,
+every input shard as one chunk marked last, and the end implied); the worker answers with
+SessionResponse parts tagged with the call's id: a small answer is one message (the output
+specs, every output chunk and `end`), a larger one several, and a refused call one `status`.
+
+A call runs the same code as ExecuteSharded (worker/sharded.py): admitted against the
+worker's limits, its inputs checked and assembled by InputShards, its function run in the
+devices' turn and together with the job's other members. What that code asks of a call's
+gRPC context (is the call still wanted, how long it has, a callback when it ends) a
+CallContext answers for the call: its own deadline (`timeout_ms`) within the session's, and
+its own cancellation (a `cancel` naming it, or the stream's end). A thread reads the
+requests, so that a `cancel` reaches the call it names while that call runs; the calls run
+one at a time, in order, on the stream's thread, since a session carries one caller's calls.
+A refusal ends that call alone, with its status, and the session goes on. A drain (SIGTERM)
+ends every session after its current call (UNAVAILABLE), so that the worker neither cuts a
+call short nor waits on a client's idle stream.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import grpc
+
+from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker.device_turn import TURN
+from colocated_wire.worker.errors import Refused, cancelled, invalid_argument
+from colocated_wire.worker.execute import check_active, output_specs_payload
+from colocated_wire.worker.job import run_named
+from colocated_wire.worker.requests import (
+    SessionCallView,
+    SessionRequestView,
+    ShardedRequest,
+)
+from colocated_wire.worker.responses import OutputChunk, session_answer, session_status
+from colocated_wire.worker.sharded import (
+    MAX_CHUNK_BYTES,
+    OUTPUT_CHUNK_BYTES,
+    chunk_parts,
+    describe,
+    each_shard,
+    resolve,
+    run_sharded,
+)
+
+# The most output bytes one SessionResponse carries: an answer this small is one message.
+ANSWER_BYTES = 4 * OUTPUT_CHUNK_BYTES
+_END = ShardedRequest(part="end")
+_DRAINING = "the worker is shutting down and takes no new calls"
+
+
+def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[bytes]:
+    """The servicer's Session (worker_service.ColocatedWorker): SessionResponse bytes, each
+    call's answer in turn, until the client half-closes (OK), the stream breaks, or the
+    worker drains (UNAVAILABLE, after the current call)."""
+    session = Session(service, context, requests)
+    with service.sessions.opened(session):
+        session.start()
+        while (call := session.next_call()) is not None:
+            yield from session.answer(call)
+    ending = session.ending()
+    if ending is not None:
+        context.abort(*ending)
+
+
+class CallContext:
+    """What a call's code asks of its gRPC context, answered for one call of a session: it is
+    active until its own deadline passes, the client cancels it, or the stream ends."""
+
+    def __init__(self, stream: grpc.ServicerContext, deadline: float | None):
+        self._stream = stream
+        self.deadline = deadline  # time.monotonic() seconds, or None for the session's
+        self.cancelled = False  # by a `cancel` naming it
+        self._ended = False
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._timer: threading.Timer | None = None
+
+    def is_active(self) -> bool:
+        if self._ended or not self._stream.is_active():
+            return False
+        return self.deadline is None or time.monotonic() < self.deadline
+
+    def time_remaining(self) -> float | None:
+        """Seconds to the call's deadline or the session's, whichever is sooner; None if
+        neither has one."""
+        stream = self._stream.time_remaining()
+        if self.deadline is None:
+            return stream
+        own = max(self.deadline - time.monotonic(), 0.0)
+        return own if stream is None else min(own, stream)
+
+    def expired(self) -> bool:
+        """Whether the call's own deadline has passed."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        """Calls `callback()` once the call is no longer wanted (as gRPC calls a context's
+        callbacks when its call ends); False, and never called, if it has ended already."""
+        with self._lock:
+            if self._ended:
+                return False
+            self._callbacks.append(callback)
+            if self.deadline is not None and self._timer is None:  # only a call that waits
+                self._timer = threading.Timer(self.deadline - time.monotonic(), self.end)
+                self._timer.daemon = True
+                self._timer.start()
+        return True
+
+    def cancel(self) -> None:
+        """The client cancelled the call."""
+        self.cancelled = True
+        self.end()
+
+    def end(self) -> None:
+        """The call is no longer wanted: its callbacks run, once."""
+        for callback in self._close():
+            callback()
+
+    def close(self) -> None:
+        """The call has been answered: its callbacks are dropped, never run."""
+        self._close()
+
+    def _close(self) -> list[Callable[[], None]]:
+        with self._lock:
+            self._ended = True
+            callbacks, self._callbacks = self._callbacks, []
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        return callbacks
+
+
+class Call:
+    """A call read from the session: its id, what it carries, its context, and the refusal
+    that answers it when it is refused as it is read."""
+
+    __slots__ = ("id", "view", "context", "refusal")
+
+    def __init__(
+        self,
+        call_id: int,
+        view: SessionCallView | None,
+        context: CallContext,
+        refusal: Refused | None,
+    ):
+        self.id = call_id
+        self.view = view
+        self.context = context
+        self.refusal = refusal
+
+
+class Session:
+    """One session's calls: a thread reads them into a queue, the stream's thread runs them."""
+
+    def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
+        self._service = service
+        self._stream = context
+        self._requests = requests
+        self._changed = threading.Condition()
+        self._pending: deque[Call] = deque()
+        self._running: Call | None = None
+        self._read_all = False  # the reader has stopped: the client half-closed, or worse
+        self._gone = False  # the stream was cancelled or passed its deadline
+        self._failed: tuple[grpc.StatusCode, str] | None = None  # why the stream ends
+        self._last_id = -1
+
+    def start(self) -> None:
+        self._stream.add_callback(self._stream_ended)
+        threading.Thread(target=self._read, name="colocated-wire-session", daemon=True).start()
+
+    # The reader's side.
+
+    def _read(self) -> None:
+        count = 0
+        try:
+            for request in self._requests:
+                count += 1
+                if not self._take(request, count):
+                    return
+        except grpc.RpcError:  # the client cancelled the stream, or its deadline passed
+            self._stream_ended()
+        except Exception as e:  # noqa: BLE001 - a bug here must still end the stream
+            traceback.print_exc(file=sys.stderr)
+            self._fail(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
+        finally:
+            with self._changed:
+                self._read_all = True
+                self._changed.notify_all()
+
+    def _take(self, request: SessionRequestView, count: int) -> bool:
+        """Queues a call or cancels one; False when the request ends the session."""
+        if request.part == "call":
+            self._queue(request.call.id, request.call, None)
+        elif request.part == "cancel":
+            self._cancel(request.cancel)
+        elif request.part == "invalid" and request.call_id is not None:
+            refusal = invalid_argument(f"request {count}: {request.problem}")
+            self._queue(request.call_id, None, refusal)
+        else:
+            problem = request.problem if request.part == "invalid" else "neither a call nor cancel"
+            self._fail(grpc.StatusCode.INVALID_ARGUMENT, f"request {count}: {problem}")
+            return False
+        return True
+
+    def _queue(self, call_id: int, view: SessionCallView | None, refusal: Refused | None) -> None:
+        now = time.monotonic()  # a call's time counts from when it is read
+        if refusal is None and call_id <= self._last_id:
+            refusal = invalid_argument(
+                f"call {call_id}: its id is not above the session's previous call {self._last_id}"
+                " (a session's call ids increase and are never reused)"
+            )
+        self._last_id = max(self._last_id, call_id)
+        timeout = min(view.timeout_ms / 1000, threading.TIMEOUT_MAX) if view is not None else 0
+        deadline = now + timeout if timeout else None
+        call = Call(call_id, view, CallContext(self._stream, deadline), refusal)
+        with self._changed:
+            self._pending.append(call)
+            self._changed.notify_all()
+
+    def _cancel(self, call_id: int) -> None:
+        with self._changed:
+            running = self._running
+            if running is not None and running.id == call_id:
+                found = running
+            else:
+                found = next((c for c in self._pending if c.id == call_id), None)
+        if found is not None:  # an id of a call answered, or never sent: nothing to stop
+            found.context.cancel()
+
+    def _fail(self, code: grpc.StatusCode, message: str) -> None:
+        with self._changed:
+            self._failed = (code, message)
+            self._changed.notify_all()
+
+    def _stream_ended(self) -> None:
+        """The stream has ended (gRPC's callback, also once the session ends well): the
+        running call stops."""
+        with self._changed:
+            self._gone = True
+            running = self._running
+            self._changed.notify_all()
+        if running is not None:
+            running.context.end()
+
+    def wake(self) -> None:
+        """Makes the session look at the worker again: it drains."""
+        with self._changed:
+            self._changed.notify_all()
+
+    # The stream's side.
+
+    def next_call(self) -> Call | None:
+        """The next call to run, once there is one; None when the session ends: the client
+        half-closed, the stream broke or was refused, or the worker drains."""
+        limits = self._service.limits
+        with self._changed:
+            self._running = None
+            while True:
+                if self._gone:
+                    return None
+                if self._pending:  # while draining too: admission answers it UNAVAILABLE
+                    self._running = self._pending.popleft()
+                    return self._running
+                if self._read_all or self._failed is not None or limits.draining:
+                    return None
+                self._changed.wait()
+
+    def ending(self) -> tuple[grpc.StatusCode, str] | None:
+        """The status that ends the session when it does not end well; None for OK (or for a
+        stream no one hears any more)."""
+        with self._changed:
+            if self._gone:
+                return None
+            if self._failed is not None:
+                return self._failed
+            if not self._read_all and self._service.limits.draining:
+                return grpc.StatusCode.UNAVAILABLE, _DRAINING
+            return None
+
+    def answer(self, call: Call) -> Iterator[bytes]:
+        """The call's answer: its parts, or the status that refuses it."""
+        context = call.context
+        try:
+            if call.refusal is not None:
+                raise call.refusal
+            if context.cancelled:
+                raise cancelled("the client cancelled the call before it ran")
+            yield from self._run(call)
+        except Refused as e:
+            if self._stream.is_active():
+                yield self._status(call, e.code, e.message)
+        except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
+            traceback.print_exc(file=sys.stderr)
+            message = f"the worker failed: {type(e).__name__}: {e}"
+            yield self._status(call, grpc.StatusCode.INTERNAL, message)
+        finally:
+            context.close()
+
+    def _run(self, call: Call) -> Iterator[bytes]:
+        """ExecuteSharded's code path on the call's requests, within the worker's limits; the
+        last part leaves once the call's slot is free."""
+        service, context, view = self._service, call.context, call.view
+        requests = call_requests(view)
+        job_call_id = view.job_call_id or None
+        last = None
+        with (
+            service.limits.admit(0) as slot,
+            service.progress.track(context),
+            worker_affinity.spread(),
+        ):
+            name, result, version = run_sharded(
+                iter(requests),
+                lambda start: resolve(service, start),
+                slot.reserve,
+                lambda step: check_active(context, step),
+                lambda devices, work: run_named(
+                    context, lambda: TURN.run(devices, context, work), job_call_id, "job_call_id"
+                ),
+            )
+            for part in answer_parts(call.id, name, result, version):
+                check_active(context, "sending its outputs")
+                if last is not None:
+                    yield last
+                last = part
+        yield last
+
+    def _status(self, call: Call, code: grpc.StatusCode, message: str) -> bytes:
+        """A status part; a call the client cancelled is CANCELLED, one past its own deadline
+        DEADLINE_EXCEEDED, as the call's own status would have been."""
+        context = call.context
+        if context.cancelled and code != grpc.StatusCode.CANCELLED:
+            code, message = grpc.StatusCode.CANCELLED, f"the client cancelled the call ({message})"
+        elif code == grpc.StatusCode.CANCELLED and not context.cancelled and context.expired():
+            code = grpc.StatusCode.DEADLINE_EXCEEDED
+        return session_status(call.id, code.value[0], message)
+
+
+def call_requests(call: SessionCallView) -> list[ShardedRequest]:
+    """The ExecuteSharded requests a session's call stands for: its start, its chunks, the
+    end. Raises INVALID_ARGUMENT for a call a session does not carry."""
+    if call.input_bytes > MAX_CHUNK_BYTES:
+        raise invalid_argument(
+            f"inputs: {call.input_bytes} bytes in all, over the worker's limit of"
+            f" {MAX_CHUNK_BYTES} bytes for a call on a session; send larger inputs by"
+            " ExecuteSharded"
+        )
+    if call.start is None:
+        raise invalid_argument("start: the call carries no `start`")
+    requests = [ShardedRequest(part="start", start=call.start)]
+    for k, chunk in enumerate(call.inputs):
+        if chunk.index is None or not chunk.last:
+            if chunk.index is None:
+                where = f"inputs[{chunk.leaf}] chunk {k + 1}: carries no index"
+            else:
+                starts, stops = chunk.index
+                index = tuple(zip(starts, stops, strict=False))
+                where = f"inputs[{chunk.leaf}] shard {describe(index)}: not marked last"
+            raise invalid_argument(
+                f"{where} (on a session, each shard is one chunk: its index, all its bytes,"
+                " marked last)"
+            )
+        requests.append(ShardedRequest(part="chunk", chunk=chunk))
+    requests.append(_END)
+    return requests
+
+
+def answer_parts(call_id: int, name: str, result: object, version: int) -> Iterator[bytes]:
+    """The SessionResponse parts of a call's outputs: one with the specs, every chunk and
+    `end` when they come to at most ANSWER_BYTES; else parts of at most ANSWER_BYTES of
+    chunks each, the specs in the first and `end` on the last."""
+    outputs, specs = output_specs_payload(name, result, version)
+    part: list[OutputChunk] = []
+    size = 0
+    for leaf, index, data in each_shard(name, outputs):
+        for chunk in chunk_parts(leaf, index, data):
+            nbytes = len(chunk[3])
+            if part and size + nbytes > ANSWER_BYTES:
+                yield session_answer(call_id, specs, part, end=False)
+                specs, part, size = None, [], 0
+            part.append(chunk)
+            size += nbytes
+    yield session_answer(call_id, specs, part, end=True)
+
+
+class Sessions:
+    """The sessions open on the worker, so that a drain ends each after its current call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[Session] = set()
+
+    @contextmanager
+    def opened(self, session: Session) -> Iterator[None]:
+        with self._lock:
+            self._open.add(session)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open.discard(session)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+    def drain(self) -> None:
+        """Wakes every session (the worker's drain has begun): an idle one ends at once, a
+        busy one after its call."""
+        with self._lock:
+            sessions = list(self._open)
+        for session in sessions:
+            session.wake()
