@@ -1,16 +1,21 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { stopProcess } from "../src/cli/worker-process";
-import { FixedJob, type FixedMode, startFixedServers } from "./group-fixed-service";
+import {
+  FixedJob,
+  type FixedMode,
+  type FixedOptions,
+  startFixedServers,
+} from "./group-fixed-service";
 
 /**
  * Fixed-answer members in processes of their own, apart from the controller (the group bench's
  * part beyond real workers): a job of 1,024 members is more processes than this machine holds,
  * so each process serves many members, each a gRPC server on a port of its own
  * (bench/group-fixed-service.ts). `node dist/bench/group-fixed-servers.js --processes N
- * --devices D --first A --count K` serves members A to A + K - 1 and prints `serving` and their
- * targets as JSON; a line `mode P ok|error|hang` on its stdin sets member P's mode, answered by
- * the same line once set.
+ * --devices D --first A --count K --sessions true|false` serves members A to A + K - 1 (with
+ * Session or without) and prints `serving` and their targets as JSON; a line `mode P
+ * ok|error|hang` on its stdin sets member P's mode, answered by the same line once set.
  */
 
 /** Members per server process: the fewer processes, the less memory; two or more use both cores. */
@@ -28,7 +33,11 @@ export interface FixedMembers {
 }
 
 /** Starts `processes` fixed-answer members of `devices` devices each, MEMBERS_PER_PROCESS a process. */
-export async function startFixedMembers(processes: number, devices: number): Promise<FixedMembers> {
+export async function startFixedMembers(
+  processes: number,
+  devices: number,
+  options: FixedOptions = {},
+): Promise<FixedMembers> {
   const hosts: { child: ChildProcess; first: number; lines: AsyncIterator<string> }[] = [];
   const stop = () => Promise.all(hosts.map((h) => stopProcess(h.child, 2_000))).then(() => {});
   try {
@@ -36,6 +45,7 @@ export async function startFixedMembers(processes: number, devices: number): Pro
     for (let first = 0; first < processes; first += MEMBERS_PER_PROCESS) {
       const count = Math.min(MEMBERS_PER_PROCESS, processes - first);
       const args = [__filename, "--processes", String(processes), "--devices", String(devices)];
+      args.push("--sessions", String(options.sessions ?? true));
       const child = spawn(
         process.execPath,
         [...args, "--first", String(first), "--count", String(count)],
@@ -76,7 +86,8 @@ async function serve(argv: string[]): Promise<void> {
   const job = new FixedJob(flag("--processes"), flag("--devices"));
   const first = flag("--first");
   const members = Array.from({ length: flag("--count") }, (_, i) => first + i);
-  const servers = await startFixedServers(job, members);
+  const sessions = !argv.includes("--sessions") || argv[argv.indexOf("--sessions") + 1] !== "false";
+  const servers = await startFixedServers(job, members, { sessions });
   process.stdout.write(`serving ${JSON.stringify(servers.map((s) => s.target))}\n`);
   for await (const line of createInterface({ input: process.stdin })) {
     const [verb, member, mode] = line.split(" ");

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   Server,
   ServerCredentials,
@@ -8,6 +9,10 @@ import {
   type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
+import {
+  ExecuteShardedResponseSchema,
+  SessionResponseSchema,
+} from "../gen/es/colocated/v1/service_pb";
 import { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import {
   type ExecuteShardedRequest,
@@ -18,6 +23,10 @@ import {
   type LoadProgramRequest,
   type LoadProgramResponse,
   ColocatedWorkerServiceService as Service,
+  type SessionCall,
+  type SessionRequest,
+  SessionResponse,
+  ShardChunk,
 } from "../gen/ts/colocated/v1/service";
 import { decodeProgram } from "../src/decode";
 import { lowerSpecsPayload } from "../src/encode";
@@ -39,6 +48,16 @@ import { SCHEMA_MINOR_VERSION } from "../src/version";
  * assembled output shows whose shard landed where). It runs nothing: like the load bench's echo
  * (bench/load_echo.py), it is the cost of the calls around the work. It does check what it is
  * sent: a start first, exactly the input bytes its devices hold, then the end.
+ *
+ * Each also serves Session (unless started with `sessions: false`, as a worker older than it
+ * would be: GetVersion then says `sessions: false` and Session is UNIMPLEMENTED). Each call on
+ * a session is checked as a stream is (its version, a loaded handle, exactly the input bytes
+ * its devices hold, each shard one chunk marked last) and answered as ExecuteSharded answers,
+ * in one SessionResponse: output specs, every output shard one chunk, end. Outputs past
+ * 4 MiB in all go in parts of at most 1 MiB of 1 MiB chunks, the specs in the first part and
+ * `end` in the last. A member's parts are encoded once per program; a call writes only its id
+ * in front of them. The mode applies per call: "error" answers a status part at once, "hang"
+ * answers nothing but a `cancel` of that call (CANCELLED).
  */
 
 /** A member's next calls: answer, fail at once (INTERNAL), or never answer. */
@@ -50,6 +69,15 @@ const LIMITS = { maxConcurrentCalls: 16, maxInflightBytes: 1n << 30n };
 /** Output chunks are at most this long, as the worker's are. */
 const CHUNK_BYTES = 1 << 20;
 
+/** A session call's outputs up to this many bytes in all are one part, each shard one chunk. */
+const ONE_PART_BYTES = 4 << 20;
+
+/** How each fixed-answer server is started. */
+export interface FixedOptions {
+  /** Whether it serves Session and says so in GetVersion (default true). */
+  sessions?: boolean;
+}
+
 /** The device ids of process p: p × 2048 + d, as JAX numbers CPU devices of a job. */
 export function fixedDeviceId(process: number, device: number): number {
   return process * 2048 + device;
@@ -60,10 +88,116 @@ function processOf(id: number): number {
   return Math.floor(id / 2048);
 }
 
-/** What one member answers for one program: its input bytes, and its output messages. */
-interface Answer {
-  inputBytes: number;
-  outputs: Uint8Array[];
+/** One output shard a member holds. */
+interface OutputShard {
+  leaf: number;
+  index: ShardIndex;
+  bytes: number;
+}
+
+/**
+ * What one member answers for one program: the input it holds, its output shards, and its
+ * answers (ExecuteSharded's messages, a session call's parts), each encoded once, when first
+ * asked for.
+ */
+class Answer {
+  private sharded?: Uint8Array[];
+  private session?: Buffer[];
+
+  constructor(
+    readonly process: number,
+    readonly specs: Uint8Array,
+    readonly inputBytes: number,
+    readonly inputShards: number,
+    readonly outputs: readonly OutputShard[],
+  ) {}
+
+  /** ExecuteSharded's answer: output specs, each shard in chunks of at most 1 MiB, end. */
+  shardedMessages(): Uint8Array[] {
+    if (!this.sharded) {
+      const response = (part: ExecuteShardedResponse["part"]) =>
+        ExecuteShardedResponse.encode({ part }).finish();
+      this.sharded = [
+        new BinaryWriter()
+          .tag(SHARDED.outputSpecs.number, WireType.LengthDelimited)
+          .bytes(this.specs)
+          .finish(),
+      ];
+      for (const shard of this.outputs) {
+        for (const chunk of chunksOf(shard, this.process, CHUNK_BYTES)) {
+          this.sharded.push(response({ $case: "chunk", value: chunk }));
+        }
+      }
+      this.sharded.push(response({ $case: "end", value: true }));
+    }
+    return this.sharded;
+  }
+
+  /**
+   * A session call's answer, without its id: one part (output specs, each shard one chunk,
+   * end) while the outputs come to 4 MiB at most; past that, chunks of at most 1 MiB, in
+   * parts of at most 1 MiB, the specs in the first and `end` in the last. Each part leaves
+   * ID_ROOM bytes in front for the id (sessionSerialize).
+   */
+  sessionParts(): Buffer[] {
+    if (!this.session) {
+      const total = this.outputs.reduce((n, s) => n + s.bytes, 0);
+      const split = total > ONE_PART_BYTES;
+      const parts: ShardChunk[][] = [[]];
+      let size = 0;
+      for (const shard of this.outputs) {
+        for (const chunk of chunksOf(shard, this.process, split ? CHUNK_BYTES : shard.bytes)) {
+          if (split && size > 0 && size + chunk.data.length > CHUNK_BYTES) {
+            parts.push([]);
+            size = 0;
+          }
+          parts[parts.length - 1].push(chunk);
+          size += chunk.data.length;
+        }
+      }
+      this.session = parts.map((chunks, i) => {
+        const part = new BinaryWriter().raw(new Uint8Array(ID_ROOM));
+        if (i === 0) {
+          part.tag(SESSION.outputSpecs.number, WireType.LengthDelimited).bytes(this.specs);
+        }
+        for (const chunk of chunks) {
+          part
+            .tag(SESSION.outputs.number, WireType.LengthDelimited)
+            .bytes(ShardChunk.encode(chunk).finish());
+        }
+        if (i === parts.length - 1) part.tag(SESSION.end.number, WireType.Varint).bool(true);
+        return raw(part.finish());
+      });
+    }
+    return this.session;
+  }
+}
+
+const SHARDED = ExecuteShardedResponseSchema.field;
+const SESSION = SessionResponseSchema.field;
+
+/** The bytes a part leaves in front for its id: the field's tag and a varint of 10 bytes at most. */
+const ID_ROOM = new BinaryWriter().tag(SESSION.id.number, WireType.Varint).finish().length + 10;
+
+/** A shard's chunks of at most `most` bytes, each byte the member's process index. */
+function chunksOf(shard: OutputShard, p: number, most: number): ShardChunk[] {
+  const chunks: ShardChunk[] = [];
+  let offset = 0;
+  do {
+    const length = Math.min(most, shard.bytes - offset);
+    chunks.push({
+      leaf: shard.leaf,
+      index:
+        offset === 0
+          ? { start: shard.index.start.map(BigInt), stop: shard.index.stop.map(BigInt) }
+          : undefined,
+      offset: BigInt(offset),
+      data: new Uint8Array(length).fill(p & 0xff),
+      last: offset + length === shard.bytes,
+    });
+    offset += length;
+  } while (offset < shard.bytes);
+  return chunks;
 }
 
 /** A loaded program, decoded once per process, and each member's answer to it. */
@@ -108,6 +242,11 @@ export class FixedJob {
   }
 
   /** Sets a member's mode for its next calls. */
+  /** Forgets every program, as a worker that evicted them: their handles get NOT_FOUND. */
+  forget(): void {
+    this.loaded.clear();
+  }
+
   setMode(member: number, mode: FixedMode): void {
     this.modes.set(member, mode);
   }
@@ -175,68 +314,58 @@ function shardBytes(spec: ShapeDtypeStruct, index: ShardIndex): number {
   );
 }
 
-/** A member's answer: its input byte count, and its output messages, encoded once. */
+/** A member's answer: its input byte and shard counts, and its output shards. */
 function memberAnswer(loaded: Loaded, p: number): Answer {
   const { program } = loaded;
   const first = deviceIdsOf(program.devices)[0];
   let inputBytes = 0;
+  let inputShards = 0;
   for (const spec of program.inputs.leaves) {
-    for (const index of shardsOn(spec, p, first)) inputBytes += shardBytes(spec, index);
+    for (const index of shardsOn(spec, p, first)) {
+      inputBytes += shardBytes(spec, index);
+      inputShards += 1;
+    }
   }
-  const response = (part: ExecuteShardedResponse["part"]) =>
-    ExecuteShardedResponse.encode({ part }).finish();
-  const outputs: Uint8Array[] = [
-    Buffer.concat([Buffer.of(0x0a), varint(loaded.specs.length), loaded.specs]),
-  ];
+  const outputs: OutputShard[] = [];
   const leaves = program.outputs?.leaves ?? [];
   leaves.forEach((spec, leaf) => {
     if (arrayByteLength(spec) === undefined)
       throw new Error("fixed-answer outputs need a fixed-size dtype");
     for (const index of shardsOn(spec, p, first)) {
-      const total = shardBytes(spec, index);
-      let offset = 0;
-      do {
-        const length = Math.min(CHUNK_BYTES, total - offset);
-        const chunk = {
-          leaf,
-          index:
-            offset === 0
-              ? { start: index.start.map(BigInt), stop: index.stop.map(BigInt) }
-              : undefined,
-          offset: BigInt(offset),
-          data: new Uint8Array(length).fill(p & 0xff),
-          last: offset + length === total,
-        };
-        outputs.push(response({ $case: "chunk", value: chunk }));
-        offset += length;
-      } while (offset < total);
+      outputs.push({ leaf, index, bytes: shardBytes(spec, index) });
     }
   });
-  outputs.push(response({ $case: "end", value: true }));
-  return { inputBytes, outputs };
-}
-
-function varint(n: number): Buffer {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return Buffer.from(out);
+  return new Answer(p, loaded.specs, inputBytes, inputShards, outputs);
 }
 
 const raw = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** What a session writes: a message's bytes, or a cached part of an answer and its call's id. */
+type SessionOut = Buffer | { id: bigint; part: Buffer };
+
+/**
+ * A session message's bytes. A cached part gets its call's id written in the room left in
+ * front of it, and is sent from there: grpc-js copies the bytes as soon as this returns, so
+ * the part serves every call, one at a time.
+ */
+function sessionSerialize(out: SessionOut): Buffer {
+  if (Buffer.isBuffer(out)) return out;
+  const id = new BinaryWriter().tag(SESSION.id.number, WireType.Varint).uint64(out.id).finish();
+  const at = ID_ROOM - id.length;
+  out.part.set(id, at);
+  return out.part.subarray(at);
+}
 
 /** The service definition with raw answers where the member sends bytes made once. */
 const DEFINITION = {
   ...Service,
   executeSharded: { ...Service.executeSharded, responseSerialize: raw },
   getTopology: { ...Service.getTopology, responseSerialize: raw },
+  session: { ...Service.session, responseSerialize: sessionSerialize },
 };
 
 /** Member `process` of `job`: the service's handlers. */
-function handlers(job: FixedJob, process: number) {
+function handlers(job: FixedJob, process: number, sessions: boolean) {
   return {
     getVersion(
       call: ServerUnaryCall<GetVersionRequest, GetVersionResponse>,
@@ -246,7 +375,7 @@ function handlers(job: FixedJob, process: number) {
       const client = call.request.client ?? server;
       try {
         const version = negotiateVersion(client, server);
-        done(null, { server, version, limits: LIMITS });
+        done(null, { server, version, limits: LIMITS, sessions });
       } catch (error) {
         done({ code: status.FAILED_PRECONDITION, details: (error as Error).message });
       }
@@ -270,6 +399,10 @@ function handlers(job: FixedJob, process: number) {
     },
     executeSharded(call: ServerDuplexStream<ExecuteShardedRequest, Buffer>) {
       sharded(call, job, process);
+    },
+    session(call: ServerDuplexStream<SessionRequest, SessionOut>) {
+      if (sessions) session(call, job, process);
+      else call.emit("error", { code: status.UNIMPLEMENTED, details: "started without sessions" });
     },
   };
 }
@@ -304,10 +437,98 @@ function sharded(
           `member ${process} holds ${answer.inputBytes} input bytes, was sent ${received}`,
         );
       }
-      for (const message of answer.outputs) call.write(raw(message));
+      for (const message of answer.shardedMessages()) call.write(raw(message));
       call.end();
     }
   });
+}
+
+/**
+ * One Session stream: each call checked and answered in the member's mode at the time; a
+ * hanging call is answered only when cancelled. Once the client has sent its last call, the
+ * stream ends when no call hangs.
+ */
+function session(
+  call: ServerDuplexStream<SessionRequest, SessionOut>,
+  job: FixedJob,
+  process: number,
+): void {
+  const hanging = new Set<bigint>();
+  let closed = false;
+  const fail = (id: bigint, code: status, message: string) =>
+    call.write(
+      raw(
+        SessionResponse.encode({ id, outputs: [], end: false, status: { code, message } }).finish(),
+      ),
+    );
+  const settle = () => {
+    if (closed && hanging.size === 0) call.end();
+  };
+  call.on("cancelled", () => {
+    hanging.clear();
+    job.events.emit("cancelled", process);
+  });
+  call.on("end", () => {
+    closed = true;
+    settle();
+  });
+  call.on("data", (request: SessionRequest) => {
+    const part = request.part;
+    if (part?.$case === "cancel") {
+      if (!hanging.delete(part.value)) return; // ended, or never sent
+      fail(part.value, status.CANCELLED, `call ${part.value} cancelled by the client`);
+      job.events.emit("cancelled", process);
+      return settle();
+    }
+    if (part?.$case !== "call") {
+      call.emit("error", { code: status.INVALID_ARGUMENT, details: "a SessionRequest of no part" });
+      return;
+    }
+    const { id } = part.value;
+    const mode = job.mode(process);
+    if (mode === "error")
+      return fail(id, status.INTERNAL, `fixed-answer member ${process} told to fail`);
+    if (mode === "hang") {
+      hanging.add(id);
+      return;
+    }
+    const answer = checkCall(part.value, job, process);
+    if (!(answer instanceof Answer)) return fail(id, answer.code, answer.message);
+    for (const message of answer.sessionParts()) call.write({ id, part: message });
+  });
+}
+
+/** The answer to a session call, or why it is refused (a check as sharded() makes). */
+function checkCall(
+  call: SessionCall,
+  job: FixedJob,
+  process: number,
+): Answer | { code: status; message: string } {
+  const invalid = (message: string) => ({
+    code: status.INVALID_ARGUMENT,
+    message: `fixed-answer member ${process}: ${message}`,
+  });
+  const start = call.start;
+  if (!start) return invalid("a session call needs its start");
+  if (start.version > SCHEMA_MINOR_VERSION) {
+    return invalid(`version 1.${start.version} is past this member's 1.${SCHEMA_MINOR_VERSION}`);
+  }
+  const answer = job.answer(process, start.handle?.digest ?? new Uint8Array());
+  if (!answer) return { code: status.NOT_FOUND, message: "no program loaded with that handle" };
+  let received = 0;
+  for (const chunk of call.inputs) {
+    if (!chunk.last || chunk.offset !== 0n || chunk.index === undefined) {
+      return invalid("each input shard of a session call is one chunk, its index set, marked last");
+    }
+    received += chunk.data.length;
+  }
+  if (call.inputs.length !== answer.inputShards || received !== answer.inputBytes) {
+    return invalid(
+      `holds ${answer.inputShards} input shards of ${answer.inputBytes} bytes, was sent ` +
+        `${call.inputs.length} of ${received}`,
+    );
+  }
+  return answer;
 }
 
 /** A fixed-answer member's server, on a port of its own. */
@@ -321,7 +542,9 @@ export interface FixedServer {
 export function startFixedServers(
   job: FixedJob,
   processes: readonly number[],
+  options: FixedOptions = {},
 ): Promise<FixedServer[]> {
+  const sessions = options.sessions ?? true;
   return Promise.all(
     processes.map(
       (process) =>
@@ -330,7 +553,7 @@ export function startFixedServers(
             "grpc.max_receive_message_length": 256 << 20,
             "grpc.max_send_message_length": 256 << 20,
           });
-          server.addService(DEFINITION, handlers(job, process));
+          server.addService(DEFINITION, handlers(job, process, sessions));
           server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, port) => {
             if (error) reject(error);
             else resolve({ process, target: `127.0.0.1:${port}`, server });

@@ -6,6 +6,7 @@ import {
   stopFixedServers,
 } from "../bench/group-fixed-service";
 import { groupCalls } from "../bench/group-programs";
+import { ExecuteStart } from "../gen/ts/colocated/v1/service";
 import * as encode from "../src/encode";
 import { GroupTopologyError, MemberError, WorkerGroup } from "../src/rpc";
 import { ShardLayout } from "../src/rpc/shard-layout";
@@ -77,15 +78,77 @@ describe("a WorkerGroup of fixed-answer members", () => {
     }
   });
 
-  test("the program is lowered and encoded once for every member, its start message once", async () => {
+  test("the program is lowered and encoded once for every member, each member's call once", async () => {
     const { small } = calls();
     const lower = jest.spyOn(encode, "lowerProgramPayload");
-    const start = jest.spyOn(request, "startMessage");
+    const start = jest.spyOn(ExecuteStart, "encode");
+    const chunk = jest.spyOn(request, "chunkFrame");
     const loads = group.programLoads;
     for (let i = 0; i < 3; i++) await group.executeSharded(small.program, small.inputs);
     expect(lower).toHaveBeenCalledTimes(1);
-    expect(start).toHaveBeenCalledTimes(1);
+    // Each member's session call is written once, start and chunks, and filled in each call.
+    expect(start).toHaveBeenCalledTimes(PROCESSES);
+    expect(chunk).toHaveBeenCalledTimes(3 * PROCESSES); // summarize: 3 input shards a member
     expect(group.programLoads - loads).toBe(PROCESSES); // loaded once on each
+  });
+
+  test("small calls go over one session per member, kept for every call; large ones by streams", async () => {
+    const { small } = calls();
+    const before = group.sessionCounts;
+    for (let i = 0; i < 5; i++) await group.executeSharded(small.program, small.inputs);
+    const after = group.sessionCounts;
+    expect(after.calls - before.calls).toBe(5 * PROCESSES);
+    expect(after.streams).toBe(PROCESSES); // opened at the first call, never again
+    // 1,032 rows of 1,032 floats over 8 devices: more than 1 MiB a member, so ExecuteSharded.
+    const large = groupCalls(
+      group.topology.devices.map((d) => d.id),
+      DEVICES,
+      1032,
+      true,
+    ).array;
+    const start = jest.spyOn(request, "startMessage");
+    await group.executeSharded(large.program, large.inputs);
+    expect(group.sessionCounts.calls).toBe(after.calls);
+    expect(start).toHaveBeenCalledTimes(1); // one ExecuteStart for every member's stream
+  });
+
+  test("without sessions (asked, or a member that serves none) every call is a stream per member", async () => {
+    const { small } = calls();
+    const off = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { sessions: false },
+    );
+    const noSessions = await startFixedServers(new FixedJob(PROCESSES, DEVICES), [0, 1, 2, 3], {
+      sessions: false,
+    });
+    const old = await WorkerGroup.connect(noSessions.map((s) => s.target));
+    try {
+      const expected = await group.executeSharded(small.program, small.inputs);
+      for (const other of [off, old]) {
+        const { data, outputSpecsPayload } = await other.executeSharded(
+          small.program,
+          small.inputs,
+        );
+        // The replicated count comes from every member, each of whose bytes is its own index here.
+        expect(data.slice(1)).toEqual(expected.data.slice(1));
+        expect(outputSpecsPayload).toEqual(expected.outputSpecsPayload);
+        expect(other.sessionCounts).toEqual({ calls: 0, streams: 0 });
+      }
+    } finally {
+      off.close();
+      old.close();
+      stopFixedServers(noSessions);
+    }
+  });
+
+  test("a program the member no longer holds is loaded again and the call made once more", async () => {
+    const { small } = calls();
+    await group.executeSharded(small.program, small.inputs);
+    const loads = group.programLoads;
+    job.forget();
+    const { data } = await group.executeSharded(small.program, small.inputs);
+    expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
+    expect(group.programLoads - loads).toBe(PROCESSES); // each member answered NOT_FOUND once
   });
 
   test("each array's shards are found once per program, not once per member per call", async () => {

@@ -259,6 +259,8 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     const again = await group.executeSharded(program, [X, Y], { into });
     for (const [i, d] of again.data.entries()) expect(d).toBe(into[i]);
     expectSummarized(X, again.outputs, into);
+    // Both calls went to each member as one message on the one Session it keeps.
+    expect(group.sessionCounts).toEqual({ calls: 4, streams: 2 });
   });
 
   test("a replicated input goes to every member once; the program is loaded once per member", async () => {
@@ -348,13 +350,15 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     }
     const health = await group.alive({ deadlineMs: 10_000 });
     expect(health.map((h) => h.alive)).toEqual([true, true]);
-    // The call ran on neither member (they meet at a barrier first), so the job still works.
+    // The call ran on neither member (they meet at a barrier first), so the job still works,
+    // on the sessions the members kept.
     const { data } = await group.executeSharded(program, [
       X,
       Float32Array.of(2),
       new Float32Array(4),
     ]);
     expect(floats(data[0])).toEqual(X.map((v) => v * 2));
+    expect(group.sessionCounts).toEqual({ calls: 6, streams: 2 });
   });
 
   test("two workers that are not one job are refused, naming why; one version all accept, or none", async () => {

@@ -25,6 +25,7 @@ import {
   type VersionRange,
 } from "./negotiate";
 import { ProgramHandles, type SentProgram, sentProgram } from "./program-handles";
+import { Session } from "./session";
 import { shardedBytes } from "./sharded-bytes";
 import {
   callSharded,
@@ -101,6 +102,8 @@ export class WorkerClient {
     private readonly deadlineMs: number,
     /** Keeps the calls within the worker's limits (src/rpc/call-queue.ts). */
     private readonly queue: CallQueue,
+    /** Whether the worker serves Session, as its GetVersion answer said. */
+    readonly servesSessions: boolean,
   ) {
     this.handles = new ProgramHandles((program) => this.load(program));
     this.outputSpecs = new DecodedSpecs(version);
@@ -149,7 +152,8 @@ export class WorkerClient {
         throw new WorkerError(status.INTERNAL, detail); // the worker broke the protocol
       }
       const queue = new CallQueue(workerLimits(response.limits), maxQueued);
-      return new WorkerClient(stub, target, version, server, deadlineMs, queue);
+      const sessions = response.sessions;
+      return new WorkerClient(stub, target, version, server, deadlineMs, queue, sessions);
     } catch (error) {
       stub.close();
       // The worker refuses GetVersion with FAILED_PRECONDITION when the ranges do not meet.
@@ -200,6 +204,19 @@ export class WorkerClient {
   /** The handle of a program as sentProgram gave it (a WorkerGroup lowers it once for all). */
   loadSent(sent: SentProgram): Promise<Uint8Array> {
     return this.handles.handle(sent);
+  }
+
+  /**
+   * Loads `sent` again, as after NOT_FOUND: forgets the handle this client had for it (the
+   * worker no longer holds it) and gives the new one.
+   */
+  reloadSent(sent: SentProgram): Promise<Uint8Array> {
+    return this.handles.reload(sent);
+  }
+
+  /** A Session on this client's channel (a worker that serves them: `servesSessions`). */
+  openSession(): Session {
+    return new Session(this.stub, this.target);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { DecodeError } from "../errors";
 import { describeMember, type GroupMember } from "./group-member";
 import type { GroupOutputs, GroupProgram } from "./group-program";
-import type { ShardedProgress } from "./sharded-call";
+import type { ShardedProgress, ShardedResult } from "./sharded-call";
 import type { ShardScope, StreamOutputs } from "./sharded-outputs";
 
 /**
@@ -35,6 +35,21 @@ export class GroupCall {
         this.buffers[leaf] ??= make();
         return this.buffers[leaf];
       },
+    };
+  }
+
+  /**
+   * What the call returned, once every member's answer has ended: the output specs and the
+   * buffers every member's shards landed in.
+   */
+  result(): ShardedResult {
+    const outputs = this.outputs;
+    if (outputs === undefined) throw new Error("the group call has no answer yet");
+    const { treedef, leaves } = outputs.specs;
+    return {
+      outputs: { treedef, leaves: [...leaves] },
+      data: [...this.buffers],
+      outputSpecsPayload: outputs.payload,
     };
   }
 

@@ -1,10 +1,14 @@
+import { ExecuteStart } from "../../gen/ts/colocated/v1/service";
 import { decodeSpecs } from "../decode";
 import { DecodeError } from "../errors";
 import { deviceIdsOf } from "../model/device-list";
 import type { Program, Specs } from "../model/program";
-import { ShardIndexError } from "../shard-indices";
+import { type ShardIndex, ShardIndexError } from "../shard-indices";
+import { elementByteLength } from "./array-bytes";
 import { type MemberShards, planShards } from "./group-shards";
 import { type SentProgram, sentProgram } from "./program-handles";
+import { SessionCallTemplate } from "./session-request";
+import { ShardLayout } from "./shard-layout";
 import { shardedBytes } from "./sharded-bytes";
 import { type OutputLeaf, outputLeaves } from "./sharded-outputs";
 import { startMessage } from "./sharded-request";
@@ -38,8 +42,12 @@ export class GroupProgram {
   readonly inputs: MemberShards;
   /** Of each member, the input bytes its call holds (its client's queue counts them). */
   readonly inputBytes: number[];
+  /** The most input bytes any member is sent. */
+  readonly maxInputBytes: number;
   private readonly firstDevice: number;
   private readonly starts = new Map<string, Uint8Array>();
+  /** Of each handle, each member's session call template, made at its first call. */
+  private readonly templates = new Map<string, SessionCallTemplate[]>();
   private outputs: GroupOutputs | undefined;
 
   constructor(
@@ -53,6 +61,33 @@ export class GroupProgram {
     const leaves = program.inputs.leaves;
     this.inputs = planShards(leaves, memberOf, members, this.firstDevice);
     this.inputBytes = this.inputs.map((shards) => shardedBytes(leaves, (_, leaf) => shards[leaf]));
+    this.maxInputBytes = Math.max(0, ...this.inputBytes);
+  }
+
+  /**
+   * Member `i`'s session call naming the program by `digest`, written once per handle and
+   * member (SessionCallTemplate): each later call only fills in its input data.
+   */
+  sessionCall(i: number, digest: Uint8Array): SessionCallTemplate {
+    const key = keyOf(digest);
+    let templates = this.templates.get(key);
+    if (templates === undefined) {
+      templates = [];
+      this.templates.set(key, templates);
+    }
+    let template = templates[i];
+    if (template === undefined) {
+      const leaves = this.program.inputs.leaves;
+      const inputs = this.inputs[i].flatMap((indices, leaf) => {
+        const item = elementByteLength(leaves[leaf]) as number;
+        const layout = (index: ShardIndex) => new ShardLayout(leaves[leaf].shape, index, item);
+        return indices.map((index) => ({ leaf, index, layout: layout(index) }));
+      });
+      const start = ExecuteStart.encode({ version: this.version, handle: { digest } }).finish();
+      template = new SessionCallTemplate(start, inputs);
+      templates[i] = template;
+    }
+    return template;
   }
 
   /**
@@ -60,7 +95,7 @@ export class GroupProgram {
    * member of a job gives the same one (the SHA-256 of the program's bytes), so once in all.
    */
   start(digest: Uint8Array): Uint8Array {
-    const key = Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("latin1");
+    const key = keyOf(digest);
     let start = this.starts.get(key);
     if (start === undefined) {
       start = startMessage({ version: this.version, handle: { digest } });
@@ -95,4 +130,9 @@ export class GroupProgram {
     this.outputs = { payload: copy, specs, byMember };
     return this.outputs;
   }
+}
+
+/** A handle as a map key. */
+function keyOf(digest: Uint8Array): string {
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("latin1");
 }

@@ -27,4 +27,4 @@ export {
   type ShardedResult,
 } from "./sharded-call";
 export type { JobDevice, Topology } from "./topology";
-export { WorkerGroup } from "./worker-group";
+export { type GroupOptions, WorkerGroup } from "./worker-group";

@@ -81,6 +81,12 @@ export class ProgramHandles {
     return loading;
   }
 
+  /** Loads the program again, forgetting the handle the worker said it does not hold. */
+  reload(sent: SentProgram): Promise<Uint8Array> {
+    this.handles.delete(sent.key);
+    return this.handle(sent);
+  }
+
   /** Forgets a handle the worker does not hold (NOT_FOUND), unless a newer load replaced it. */
   forget(sent: SentProgram, handle: Promise<Uint8Array>): void {
     if (this.handles.get(sent.key) === handle) this.handles.delete(sent.key);

@@ -37,6 +37,10 @@ export class ShardLayout {
 
   /** Copies `bytes`, the shard's bytes from `offset` on, into their places in `global`. */
   scatter(global: Uint8Array, offset: number, bytes: Uint8Array): void {
+    if (this.outerSizes.length === 0) {
+      global.set(bytes, this.base + offset); // one run: no pieces to find
+      return;
+    }
     this.forEachPiece(offset, bytes.length, (at, from, length) => {
       global.set(bytes.subarray(from, from + length), at);
     });
@@ -62,6 +66,11 @@ export class ShardLayout {
 
   /** Copies the shard's bytes [offset, offset + length) from `global` into `into` at `at`. */
   copyTo(global: Uint8Array, offset: number, length: number, into: Uint8Array, at: number): void {
+    if (this.outerSizes.length === 0) {
+      const from = this.base + offset; // one run: no pieces to find
+      into.set(global.subarray(from, from + length), at);
+      return;
+    }
     this.forEachPiece(offset, length, (from, within, size) => {
       into.set(global.subarray(from, from + size), at + within);
     });

@@ -171,8 +171,8 @@ interface Open {
 interface Leaf {
   plan: OutputLeaf;
   data: Uint8Array;
-  /** Of each expected shard, 1 once it has arrived whole. */
-  done: Uint8Array;
+  /** Of each expected shard, whether it has arrived whole. */
+  done: boolean[];
   arrived: number;
   open?: Open;
 }
@@ -185,7 +185,7 @@ interface Leaf {
 export class ShardedOutputs {
   private leaves: Leaf[] | undefined;
   private ended = false;
-  outputs: Specs | undefined;
+  private specsRead: Specs | undefined;
   outputSpecsPayload: Uint8Array | undefined;
   receivedBytes = 0;
 
@@ -200,14 +200,20 @@ export class ShardedOutputs {
     if (this.leaves !== undefined) throw fault("output_specs", "sent twice");
     const { specs, payload: copy, leaves } = this.scope.outputs(payload, this.version);
     if (this.into !== undefined) checkIntoCount(this.into, specs.leaves);
-    this.outputs = { treedef: specs.treedef, leaves: [...specs.leaves] };
+    this.specsRead = specs;
     this.outputSpecsPayload = copy;
     this.leaves = leaves.map((plan, i) => ({
       plan,
       data: this.scope.buffer(i, plan.bytes, () => this.buffer(i, plan.spec, plan.bytes)),
-      done: new Uint8Array(plan.shards.length),
+      done: new Array<boolean>(plan.shards.length).fill(false),
       arrived: 0,
     }));
+  }
+
+  /** The output specs, once they have come: a copy of their leaves, the caller's to keep. */
+  get outputs(): Specs | undefined {
+    const specs = this.specsRead;
+    return specs && { treedef: specs.treedef, leaves: [...specs.leaves] };
   }
 
   /** One chunk of an output shard, put in its place. */
@@ -222,14 +228,14 @@ export class ShardedOutputs {
     const offset = Number(chunk.offset);
     const open = this.shardOf(chunk.leaf, leaf, chunk, offset);
     const { layout, index } = open.shard;
-    const where = () => `shard ${describeIndex(index)} at offset ${offset}`;
     if (offset !== open.filled) {
       const how = offset < open.filled ? "overlaps bytes already received" : "leaves a gap";
-      throw fault(`outputs[${chunk.leaf}]`, `${where()}: the chunk ${how} (${open.filled} so far)`);
+      const detail = `${at(index, offset)}: the chunk ${how} (${open.filled} so far)`;
+      throw fault(`outputs[${chunk.leaf}]`, detail);
     }
     const end = offset + chunk.data.length;
     if (end > layout.byteLength) {
-      const detail = `${where()}: runs past the shard's end (${layout.byteLength} bytes)`;
+      const detail = `${at(index, offset)}: runs past the shard's end (${layout.byteLength} bytes)`;
       throw fault(`outputs[${chunk.leaf}]`, detail);
     }
     layout.scatter(leaf.data, offset, chunk.data);
@@ -237,10 +243,10 @@ export class ShardedOutputs {
     this.receivedBytes += chunk.data.length;
     if (chunk.last) {
       if (end !== layout.byteLength) {
-        const detail = `${where()}: marked last with ${end} of ${layout.byteLength} bytes`;
+        const detail = `${at(index, offset)}: marked last with ${end} of ${layout.byteLength} bytes`;
         throw fault(`outputs[${chunk.leaf}]`, detail);
       }
-      leaf.done[open.shard.position] = 1;
+      leaf.done[open.shard.position] = true;
       leaf.arrived += 1;
       leaf.open = undefined;
     }
@@ -257,7 +263,7 @@ export class ShardedOutputs {
       }
       const shards = leaf.plan.shards;
       if (leaf.arrived === shards.length) return;
-      const missing = shards[leaf.done.indexOf(0)];
+      const missing = shards[leaf.done.indexOf(false)];
       const detail = `shard ${describeIndex(missing.index)} never arrived (${leaf.arrived} of ${shards.length})`;
       throw fault(`outputs[${i}]`, detail);
     });
@@ -287,25 +293,35 @@ export class ShardedOutputs {
       return leaf.open;
     }
     const { start, stop } = chunk.index;
-    const named = () =>
-      `shard ${describeIndex({ start: start.map(Number), stop: stop.map(Number) })}`;
     if (leaf.open) {
       const open = describeIndex(leaf.open.shard.index);
-      throw fault(`outputs[${i}]`, `${named()} starts before shard ${open} ended`);
+      throw fault(`outputs[${i}]`, `${named(chunk.index)} starts before shard ${open} ended`);
     }
     const { spec, byStart } = leaf.plan;
     const shard = byStart.get(startOf(spec.shape, start));
     if (shard === undefined || !same(shard.index.start, start) || !same(shard.index.stop, stop)) {
       throw fault(
         `outputs[${i}]`,
-        `${named()} is not a shard of the ${describeArray(spec)} output`,
+        `${named(chunk.index)} is not a shard of the ${describeArray(spec)} output`,
       );
     }
-    if (leaf.done[shard.position]) throw fault(`outputs[${i}]`, `${named()} sent twice`);
-    if (offset !== 0) throw fault(`outputs[${i}]`, `${named()}: first chunk at offset ${offset}`);
+    if (leaf.done[shard.position]) throw fault(`outputs[${i}]`, `${named(chunk.index)} sent twice`);
+    if (offset !== 0) {
+      throw fault(`outputs[${i}]`, `${named(chunk.index)}: first chunk at offset ${offset}`);
+    }
     leaf.open = { shard, filled: 0 };
     return leaf.open;
   }
+}
+
+/** A chunk's shard, for an error: `shard [0:4,0:2]`. */
+function named(index: NonNullable<OutputChunk["index"]>): string {
+  return `shard ${describeIndex({ start: index.start.map(Number), stop: index.stop.map(Number) })}`;
+}
+
+/** A place in a shard, for an error: `shard [0:4,0:2] at offset 16`. */
+function at(index: ShardIndex, offset: number): string {
+  return `shard ${describeIndex(index)} at offset ${offset}`;
 }
 
 /** One output's buffer; a typed array holds at most 4 GiB on Node 20, so a larger leaf fails here. */

@@ -30,7 +30,10 @@ export const END_MESSAGE = new BinaryWriter()
   .bool(true)
   .finish();
 
-/** One chunk (the request's `chunk` field): the shard's bytes [offset, offset + length). */
+/**
+ * One chunk (the request's `chunk` field, or another message's ShardChunk `field`): the
+ * shard's bytes [offset, offset + length).
+ */
 export function chunkMessage(
   leaf: number,
   index: ShardIndex | undefined,
@@ -38,7 +41,31 @@ export function chunkMessage(
   global: Uint8Array,
   offset: number,
   length: number,
+  field: number = REQUEST.chunk.number,
 ): Uint8Array {
+  const { before, after } = chunkFrame(leaf, index, layout, offset, length, field);
+  const message = Buffer.allocUnsafe(before.length + length + after.length); // all written below
+  message.set(before, 0);
+  layout.copyTo(global, offset, length, message, before.length);
+  message.set(after, before.length + length);
+  return message;
+}
+
+/** A chunk's bytes around its data: the field's tag and length and the chunk's fields up to the data, and after it. */
+export interface ChunkFrame {
+  before: Uint8Array;
+  after: Uint8Array;
+}
+
+/** The bytes of chunkMessage's message but its data, which goes between them. */
+export function chunkFrame(
+  leaf: number,
+  index: ShardIndex | undefined,
+  layout: ShardLayout,
+  offset: number,
+  length: number,
+  field: number = REQUEST.chunk.number,
+): ChunkFrame {
   // The chunk's fields in field order, up to its data's tag and length; the data follows.
   const head = new BinaryWriter();
   if (leaf !== 0) head.tag(CHUNK.leaf.number, WireType.Varint).uint32(leaf);
@@ -52,20 +79,15 @@ export function chunkMessage(
   if (length !== 0) head.tag(CHUNK.data.number, WireType.LengthDelimited).uint32(length);
   const headBytes = head.finish();
   const last = offset + length === layout.byteLength;
-  const tail = last
+  const after = last
     ? new BinaryWriter().tag(CHUNK.last.number, WireType.Varint).bool(true).finish()
     : EMPTY;
-  const size = headBytes.length + length + tail.length;
-  const outer = new BinaryWriter()
-    .tag(REQUEST.chunk.number, WireType.LengthDelimited)
-    .uint32(size)
-    .finish();
-  const message = Buffer.allocUnsafe(outer.length + size); // every byte is written below
-  message.set(outer, 0);
-  message.set(headBytes, outer.length);
-  layout.copyTo(global, offset, length, message, outer.length + headBytes.length);
-  message.set(tail, message.length - tail.length);
-  return message;
+  const size = headBytes.length + length + after.length;
+  const outer = new BinaryWriter().tag(field, WireType.LengthDelimited).uint32(size).finish();
+  const before = new Uint8Array(outer.length + headBytes.length);
+  before.set(outer, 0);
+  before.set(headBytes, outer.length);
+  return { before, after };
 }
 
 const EMPTY = new Uint8Array(0);

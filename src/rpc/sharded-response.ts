@@ -43,7 +43,7 @@ export function readShardedResponse(bytes: Uint8Array): ShardedResponse {
       if (field === RESPONSE.outputSpecs.number && wire === WireType.LengthDelimited) {
         part = { $case: "outputSpecs", value: reader.bytes() };
       } else if (field === RESPONSE.chunk.number && wire === WireType.LengthDelimited) {
-        part = { $case: "chunk", value: readChunk(reader.bytes()) };
+        part = { $case: "chunk", value: readChunkFrom(reader, reader.uint32() + reader.pos) };
       } else if (field === RESPONSE.end.number && wire === WireType.Varint) {
         reader.bool(); // the oneof's case is what counts, as in the generated decoder
         part = { $case: "end" };
@@ -57,14 +57,18 @@ export function readShardedResponse(bytes: Uint8Array): ShardedResponse {
   return part;
 }
 
-function readChunk(bytes: Uint8Array): ChunkView {
-  const reader = new BinaryReader(bytes);
-  const chunk: ChunkView = { leaf: 0, offset: 0, data: bytes.subarray(0, 0), last: false };
-  while (reader.pos < reader.len) {
+/**
+ * The ShardChunk that `reader` holds from its position up to `end`, read with the same reader
+ * (a chunk and its index are read without a reader of their own: a message of many chunks
+ * makes no garbage per chunk but the chunk itself).
+ */
+export function readChunkFrom(reader: BinaryReader, end: number): ChunkView {
+  const chunk: ChunkView = { leaf: 0, offset: 0, data: EMPTY, last: false };
+  while (reader.pos < end) {
     const [field, wire] = reader.tag();
     if (field === CHUNK.leaf.number && wire === WireType.Varint) chunk.leaf = reader.uint32();
     else if (field === CHUNK.index.number && wire === WireType.LengthDelimited) {
-      chunk.index = readIndex(reader.bytes());
+      chunk.index = readIndex(reader, reader.uint32() + reader.pos);
     } else if (field === CHUNK.offset.number && wire === WireType.Varint) {
       chunk.offset = uint53(reader, "offset");
     } else if (field === CHUNK.data.number && wire === WireType.LengthDelimited) {
@@ -72,29 +76,39 @@ function readChunk(bytes: Uint8Array): ChunkView {
     } else if (field === CHUNK.last.number && wire === WireType.Varint) chunk.last = reader.bool();
     else reader.skip(wire, field);
   }
+  ended(reader, end);
   return chunk;
 }
 
-/** A ShardIndex: `start` and `stop`, packed (as written) or not (as protobuf also reads them). */
-function readIndex(bytes: Uint8Array): { start: number[]; stop: number[] } {
-  const reader = new BinaryReader(bytes);
+/** A nested message must end where its length said: a field that runs past it is malformed. */
+function ended(reader: BinaryReader, end: number): void {
+  if (reader.pos !== end)
+    throw new Error(`a field runs ${reader.pos - end} bytes past its message`);
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** A ShardIndex up to `end`: `start` and `stop`, packed (as written) or not (as protobuf also reads them). */
+function readIndex(reader: BinaryReader, end: number): { start: number[]; stop: number[] } {
   const index = { start: [] as number[], stop: [] as number[] };
-  while (reader.pos < reader.len) {
+  while (reader.pos < end) {
     const [field, wire] = reader.tag();
     const into =
       field === INDEX.start.number ? index.start : field === INDEX.stop.number ? index.stop : null;
     if (into === null) reader.skip(wire, field);
     else if (wire === WireType.Varint) into.push(uint53(reader, "index"));
     else if (wire === WireType.LengthDelimited) {
-      const end = reader.uint32() + reader.pos;
-      while (reader.pos < end) into.push(uint53(reader, "index"));
+      const packedEnd = reader.uint32() + reader.pos;
+      while (reader.pos < packedEnd) into.push(uint53(reader, "index"));
+      ended(reader, packedEnd);
     } else reader.skip(wire, field);
   }
+  ended(reader, end);
   return index;
 }
 
 /** A uint64 as a number; beyond 2^53 no array has it, so it is refused. */
-function uint53(reader: BinaryReader, path: string): number {
+export function uint53(reader: BinaryReader, path: string): number {
   const value = reader.uint64();
   const n = Number(value);
   if (!Number.isSafeInteger(n)) {

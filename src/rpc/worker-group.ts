@@ -8,7 +8,9 @@ import { connectAll } from "./group-connect";
 import { settleMembers } from "./group-failure";
 import type { GroupMember, MemberHealth } from "./group-member";
 import { type GroupLayout, GroupProgram } from "./group-program";
+import { callSessions, SESSION_MAX_INPUT_BYTES } from "./group-session-call";
 import { checkOneJobBytes, type GroupTopology } from "./group-topology";
+import type { Session } from "./session";
 import {
   type CheckedCall,
   callSharded,
@@ -21,6 +23,16 @@ import { readTopologyBytes } from "./topology";
 /** How long `alive()` waits for each member unless told. */
 const DEFAULT_PROBE_MS = 5_000;
 
+/** How to reach the workers (WorkerClient's options), and how to carry small calls. */
+export interface GroupOptions extends ConnectOptions {
+  /**
+   * Carry each call whose inputs are small (at most 1 MiB a member) on one long-lived Session
+   * stream per member, when every member serves them (true by default); false calls every
+   * member with a stream of its own (ExecuteSharded) every call.
+   */
+  sessions?: boolean;
+}
+
 /**
  * Many workers as one JAX job (jax.distributed): one worker per process, each serving its
  * process's devices. A call runs the same program on every member (SPMD, as JAX requires),
@@ -29,6 +41,10 @@ const DEFAULT_PROBE_MS = 5_000;
  * limits, as its GetVersion answer states them (its WorkerClient's queue,
  * src/rpc/call-queue.ts; `maxQueuedCalls` bounds each queue); since calls run one at a time,
  * a member has at most one call of the group in flight, and its program's load.
+ *
+ * A call whose inputs are small goes to each member as one message on a Session stream the
+ * member keeps open (src/rpc/group-session-call.ts), when every member serves them; a larger
+ * one as an ExecuteSharded stream per member.
  *
  * What a call costs grows with the members only by what each member's stream costs: what
  * every member shares is worked out once per program (src/rpc/group-program.ts: the program
@@ -55,6 +71,8 @@ export class WorkerGroup {
     private readonly layout: GroupLayout,
     /** A call's deadline unless it gives one: the connect options'. */
     private readonly deadlineMs: number,
+    /** Each member's session, when every member serves them and the options allow. */
+    private readonly sessions: readonly Session[] | undefined,
   ) {}
 
   /**
@@ -66,7 +84,7 @@ export class WorkerGroup {
    */
   static async connect(
     targets: readonly string[],
-    options: ConnectOptions = {},
+    options: GroupOptions = {},
   ): Promise<WorkerGroup> {
     const clients = await connectAll(targets, options);
     try {
@@ -85,7 +103,12 @@ export class WorkerGroup {
       });
       const layout = { members: members.length, memberOf };
       const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-      return new WorkerGroup(clients, members, job, clients[0].version, layout, deadlineMs);
+      const sessions =
+        options.sessions !== false && clients.every((c) => c.servesSessions)
+          ? clients.map((c) => c.openSession())
+          : undefined;
+      const version = clients[0].version;
+      return new WorkerGroup(clients, members, job, version, layout, deadlineMs, sessions);
     } catch (error) {
       for (const c of clients) c.close();
       throw error;
@@ -133,7 +156,8 @@ export class WorkerGroup {
     const specs = program.program.inputs.leaves;
     const callId = newCallId();
     // One deadline for every member: a member whose stream starts later gets what is left.
-    const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadline = Date.now() + deadlineMs;
     const stream = (client: WorkerClient, i: number) =>
       client.withHandle(
         program.sent,
@@ -152,7 +176,24 @@ export class WorkerGroup {
       // Loaded everywhere first: a member that answered NOT_FOUND alone would hold the others
       // at the call's barrier while it loads.
       const loads = this.clients.map((client) => client.loadSent(program.sent));
-      await settleMembers(loads, cancel, this.members, options.signal);
+      const digests = await settleMembers(loads, cancel, this.members, options.signal);
+      const sessions = this.sessions;
+      if (sessions !== undefined && program.maxInputBytes <= SESSION_MAX_INPUT_BYTES) {
+        const members = sessions.map((session, i) => ({
+          session,
+          digest: digests[i],
+          reload: () => this.clients[i].reloadSent(program.sent),
+        }));
+        const calls = callSessions(members, program, this.version, checked, call, {
+          deadline,
+          deadlineMs,
+          jobCallId: callId,
+          cancel: cancel.signal,
+          onProgress: report && ((i, p) => report(call.progress(i, p))),
+        });
+        await settleMembers(calls, cancel, this.members, options.signal);
+        return call.result();
+      }
       const results = await settleMembers(
         this.clients.map(stream),
         cancel,
@@ -212,8 +253,18 @@ export class WorkerGroup {
     return this.clients.reduce((n, c) => n + c.programLoads, 0);
   }
 
+  /** How many member calls went over sessions, and how many session streams were opened. */
+  get sessionCounts(): { calls: number; streams: number } {
+    const sessions = this.sessions ?? [];
+    return {
+      calls: sessions.reduce((n, s) => n + s.calls, 0),
+      streams: sessions.reduce((n, s) => n + s.streams, 0),
+    };
+  }
+
   /** Closes every member's channel (calls in flight finish; cancel one with `signal`). */
   close(): void {
+    for (const s of this.sessions ?? []) s.close();
     for (const c of this.clients) c.close();
   }
 }

@@ -1,0 +1,110 @@
+import { type Client, type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
+import { WorkerError } from "./errors";
+import { cancelMessage } from "./session-request";
+import { readSessionResponse, type SessionPart } from "./session-response";
+
+const SESSION = "/colocated.v1.ColocatedWorkerService/Session";
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+/** A plain Uint8Array: the views read from it (each chunk's data) cost less than a Buffer's. */
+const asView = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+type Stream = ClientDuplexStream<Uint8Array, Uint8Array>;
+
+/** Where a call's answer goes: each part as it comes, or the failure that ends it. */
+export interface SessionReceiver {
+  /** One part of the answer; the last one is marked `end` or carries a status. */
+  part(part: SessionPart): void;
+  /** The session broke before the call's answer ended. */
+  fail(error: WorkerError): void;
+}
+
+/**
+ * One worker's Session stream: opened at the first call and kept for every later one, so a
+ * call costs the worker one message each way rather than a stream of its own (what a
+ * WorkerGroup of a thousand members needs: src/rpc/group-session-call.ts). Answers are
+ * routed to their calls by id. When the stream breaks (the worker died, drained or sent what
+ * is not a SessionResponse), every call still open on it fails, and the next call opens a
+ * new one. Small messages are written without waiting for the stream to drain: a group has
+ * one call in flight, so at most one message waits per member.
+ */
+export class Session {
+  private stream: Stream | undefined;
+  private readonly open = new Map<number, SessionReceiver>();
+  private lastId = 0;
+  /** Calls sent on this session, over every stream it opened. */
+  calls = 0;
+  /** Streams opened: the first, and one after each that broke. */
+  streams = 0;
+
+  constructor(
+    private readonly stub: Client,
+    /** host:port of the worker. */
+    readonly target: string,
+  ) {}
+
+  /** Sends a call (`message(id)`: its SessionRequest bytes) and returns its id. */
+  send(message: (id: number) => Uint8Array, receiver: SessionReceiver): number {
+    const stream = this.stream ?? this.start();
+    const id = ++this.lastId;
+    this.calls += 1;
+    this.open.set(id, receiver);
+    stream.write(message(id));
+    return id;
+  }
+
+  /** Stops call `id` on the worker and forgets its answer; nothing if it has ended. */
+  cancel(id: number): void {
+    if (this.open.delete(id)) this.stream?.write(cancelMessage(id));
+  }
+
+  /** How many calls wait for their answer. */
+  get openCalls(): number {
+    return this.open.size;
+  }
+
+  /** Ends the stream: the worker finishes the calls it has, and their answers still come. */
+  close(): void {
+    this.stream?.end();
+  }
+
+  private start(): Stream {
+    const stream = this.stub.makeBidiStreamRequest(SESSION, asBuffer, asView);
+    this.stream = stream;
+    this.streams += 1;
+    stream.on("data", (bytes: Uint8Array) => this.received(stream, bytes));
+    stream.on("error", ({ code, details, message }: ServiceError) => {
+      this.broken(stream, new WorkerError(code, details || message));
+    });
+    stream.on("end", () => {
+      this.broken(stream, new WorkerError(status.UNAVAILABLE, "the worker ended the session"));
+    });
+    return stream;
+  }
+
+  /** One SessionResponse: to the call it answers, unless that call was cancelled here. */
+  private received(stream: Stream, bytes: Uint8Array): void {
+    let part: SessionPart;
+    try {
+      part = readSessionResponse(bytes);
+    } catch (error) {
+      this.broken(stream, new WorkerError(status.INTERNAL, (error as Error).message));
+      stream.cancel();
+      return;
+    }
+    const receiver = this.open.get(part.id);
+    if (receiver === undefined) return; // a call cancelled, or timed out, here
+    if (part.end || part.status !== undefined) this.open.delete(part.id);
+    receiver.part(part);
+  }
+
+  /** The stream is over: its open calls fail (`cause` said how), and the next call opens another. */
+  private broken(stream: Stream, cause: WorkerError): void {
+    if (this.stream !== stream) return;
+    this.stream = undefined;
+    const said = `Session on ${this.target} failed: ${cause.codeName}: ${cause.details}`;
+    const error = new WorkerError(cause.code, cause.details, said);
+    const open = [...this.open.values()];
+    this.open.clear();
+    for (const receiver of open) receiver.fail(error);
+  }
+}
