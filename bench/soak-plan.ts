@@ -3,7 +3,7 @@ import type { HangRule } from "./soak-tally";
 
 /**
  * How long and how hard each part of the soak runs (`npm run soak`, bench/soak.ts): the full
- * run, and a quick one of about two minutes. Every part is bounded in time and in calls.
+ * run, and a quick one of about two and a half minutes. Every part is bounded in time and in calls.
  */
 
 export interface SoakPlan {
@@ -35,6 +35,16 @@ export interface SoakPlan {
     /** Calls keep coming this long after the worker has exited (refused: none listens). */
     afterExitS: number;
   };
+  group: {
+    /** How long the calls run, once the job of 2 workers has formed. */
+    seconds: number;
+    /** Calls in flight of each worker's plain client, beside the group's. */
+    plainInFlight: number;
+    /** Faults (a call cancelled mid-flight, one out of time, in turn) spread over the part. */
+    faults: number;
+    /** The deadline of a fault's call that must run out of time. */
+    shortDeadlineMs: number;
+  };
 }
 
 /** What a part is given: the repository, the plan, the seed, and where to say how it goes. */
@@ -55,7 +65,7 @@ const PROXY: SoakPlan["faults"]["proxy"] = {
   maxStallMs: 2_000,
 };
 
-/** The plan of a full run (about 11 minutes) or a quick one (about 2 minutes). */
+/** The plan of a full run (about 13 minutes) or a quick one (about 2.5 minutes). */
 export function soakPlan(quick: boolean): SoakPlan {
   return {
     quick,
@@ -70,12 +80,19 @@ export function soakPlan(quick: boolean): SoakPlan {
       proxy: PROXY,
     },
     drain: { warmS: quick ? 3 : 10, graceS: 60, afterExitS: 1 },
+    group: {
+      seconds: quick ? 30 : 125,
+      plainInFlight: 4,
+      faults: quick ? 2 : 6,
+      shortDeadlineMs: 1_000,
+    },
   };
 }
 
 /** Seconds the plan's parts take, without starting workers: the progress bar's total. */
 export function plannedSeconds(plan: SoakPlan): number {
-  const startups = 4 * 8 + plan.restarts.restarts * 8;
+  const startups = 4 * 8 + plan.restarts.restarts * 8 + 15; // the group's job of 2: 15 s
   const restarts = plan.restarts.everyS * (plan.restarts.restarts + 1);
-  return startups + plan.steady.seconds + restarts + plan.faults.seconds + plan.drain.warmS + 5;
+  const calls = plan.steady.seconds + restarts + plan.faults.seconds + plan.group.seconds;
+  return startups + calls + plan.drain.warmS + 5;
 }

@@ -2,6 +2,7 @@ import type {
   DrainCounts,
   DrainResult,
   FaultsResult,
+  GroupResult,
   PartResult,
   RestartsResult,
   SoakResults,
@@ -143,6 +144,38 @@ function drainMarkdown(r: DrainResult): string[] {
   ];
 }
 
+function groupMarkdown(r: GroupResult): string[] {
+  const s = r.sessions;
+  const serves = r.servesSessions.every(Boolean)
+    ? "every worker serves Session (its GetVersion says `sessions: true`)"
+    : `**the workers' GetVersion says \`sessions: ${r.servesSessions.join(", ")}\`: the group called every member by ExecuteSharded**`;
+  return [
+    "## 5. Group: two workers as one JAX job, with sessions",
+    "",
+    `A JAX job (jax.distributed, gloo on CPU) of ${r.workers} worker processes of ${r.devicesPerWorker} CPU devices each (started in ${r.startS.toFixed(1)} s), driven by one WorkerGroup with sessions (formed in ${(r.formS * 1000).toFixed(0)} ms); ${serves}. ${howLong(r)} The group runs its calls one at a time, so they queue in it. Most are \`summarize\` on float32[8, 8] inputs over the whole job (a cross-process reduction among its outputs), sent as one message on each member's Session stream; one in 16 is \`affine\` on float32[1024, 1024] (2 MiB a member, past the 1 MiB of a session call: an ExecuteSharded stream per member). Meanwhile ${r.plainInFlight} calls in flight of a plain WorkerClient per worker run \`affine\` on that worker's own two devices, by Execute and ExecuteSharded in turn. Every input is drawn from the seed and the call's number, and every answer checked against values computed in TypeScript.`,
+    "",
+    `Faults: a few times a group call of \`block_until_released\` is cancelled with its AbortSignal once the function has blocked on every member, or made with a deadline of ${r.shortDeadlineMs / 1000} s it cannot meet; each must end with its status (CANCELLED, DEADLINE_EXCEEDED), never hang. The blocked functions are then let go by \`release\` on one device of their member (Execute; a call on one device takes no turn), and the next group call must be answered.`,
+    "",
+    `Sessions: ${n(s.calls)} member calls went over sessions, on ${s.streams} session streams in all (${(s.streams / r.workers).toFixed(1)} per member); ${r.alive} of ${r.workers} members answered at the end.`,
+    "",
+    ...TALLY_HEAD,
+    tallyRow("group: small (summarize, over sessions)", r.small),
+    tallyRow("group: large (affine, by ExecuteSharded)", r.large),
+    tallyRow("group: faults (expected to fail)", r.faultCalls),
+    tallyRow("plain: on each worker's own devices", r.plain),
+    tallyRow("release calls", r.releases),
+    tallyRow("all", r.tally),
+    "",
+    "| fault | kind | at | ended with | expected | blocked on members | let go after | next group call |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...r.faults.map(
+      (f, i) =>
+        `| ${i + 1} | ${f.kind === "cancel" ? `cancelled mid-flight${f.blockedBeforeCancel === false ? " (had not blocked everywhere)" : ""}` : `deadline ${r.shortDeadlineMs} ms`} | ${s1(f.atS)} | ${f.status ?? "—"} | ${f.expected} | ${f.blockedOn.join(", ") || "none"} | ${s1(f.releasedAfterS)} | ${f.nextCall ?? "—"} |`,
+    ),
+    ...examples(r.tally),
+  ];
+}
+
 /** The whole report. */
 export function soakMarkdown(r: SoakResults): string {
   const m = r.meta;
@@ -151,6 +184,7 @@ export function soakMarkdown(r: SoakResults): string {
     ["2 restarts", r.restarts],
     ["3 faults", r.faults],
     ["4 drain", r.drain],
+    ["5 group", r.group],
   ];
   const lines = [
     `Run of ${m.date} (${m.machine}; ${m.versions}; load average ${m.loadAverage.before.toFixed(1)} before, ${m.loadAverage.after.toFixed(1)} after; ${m.seconds} s)${m.quick ? ", **--quick**" : ""}, seed ${m.seed}. Every worker is a real \`python -m colocated_wire.worker\` on 127.0.0.1.`,
@@ -167,6 +201,7 @@ export function soakMarkdown(r: SoakResults): string {
     ...(r.restarts ? [...restartsMarkdown(r.restarts), ""] : []),
     ...(r.faults ? [...faultsMarkdown(r.faults), ""] : []),
     ...(r.drain ? [...drainMarkdown(r.drain), ""] : []),
+    ...(r.group ? [...groupMarkdown(r.group), ""] : []),
     "## Targets",
     "",
     "| part | target | measured | limit | met |",

@@ -102,6 +102,57 @@ export interface DrainResult extends PartResult {
   afterSigterm: DrainCounts;
 }
 
+/** One fault of part 5: a group call of block_until_released cancelled, or out of time. */
+export interface GroupFault {
+  kind: "cancel" | "deadline";
+  /** When it was made, seconds into the part. */
+  atS: number;
+  /** The status it must end with. */
+  expected: string;
+  /** How it ended: its status, or answered, wrong, hung. */
+  status?: string;
+  message?: string;
+  /** (cancel) Whether the function had blocked on every member when the call was cancelled. */
+  blockedBeforeCancel?: boolean;
+  /** The members (by position in the group) on which the function blocked. */
+  blockedOn: number[];
+  /** Seconds from its end until every blocked function was let go; absent if one never was. */
+  releasedAfterS?: number;
+  /** How the first group call started after that ended. */
+  nextCall?: string;
+}
+
+/** Part 5: a WorkerGroup of real workers as one JAX job, with sessions, and plain calls beside. */
+export interface GroupResult extends PartResult {
+  workers: number;
+  devicesPerWorker: number;
+  /** Seconds to start the job's workers, and to form the group. */
+  startS: number;
+  formS: number;
+  /** Each worker's GetVersion `sessions`, in the group's member order. */
+  servesSessions: boolean[];
+  /** Calls in flight of each plain client. */
+  plainInFlight: number;
+  shortDeadlineMs: number;
+  /** The lanes' group calls (small and large); then by size. */
+  group: Tally;
+  small: Tally;
+  large: Tally;
+  /** The faults' group calls: each must fail with its status. */
+  faultCalls: Tally;
+  /** The plain clients' calls on each worker's own devices. */
+  plain: Tally;
+  /** The `release` calls that let the faults' blocked functions go. */
+  releases: Tally;
+  faults: GroupFault[];
+  /** group.sessionCounts at the end: member calls over sessions, session streams opened. */
+  sessions: { calls: number; streams: number };
+  /** Functions that blocked and were never let go. */
+  unreleased: number;
+  /** Members that answered group.alive() at the end. */
+  alive: number;
+}
+
 /** A target of the soak and whether this run met it. */
 export interface SoakTarget {
   part: string;
@@ -126,6 +177,7 @@ export interface SoakResults {
   restarts?: RestartsResult;
   faults?: FaultsResult;
   drain?: DrainResult;
+  group?: GroupResult;
   /** Parts that could not run to their end (a worker that would not start ...), by part. */
   errors: Record<string, string>;
   targets: SoakTarget[];

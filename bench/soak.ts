@@ -6,6 +6,7 @@ import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { runDrain } from "./soak-drain";
 import { runFaults } from "./soak-faults";
+import { runGroup } from "./soak-group";
 import { type PartContext, plannedSeconds, soakPlan } from "./soak-plan";
 import { soakMarkdown } from "./soak-report";
 import { runRestarts } from "./soak-restarts";
@@ -15,13 +16,20 @@ import { soakTargets } from "./soak-targets";
 
 /**
  * `npm run soak` (issue 28 item 5): calls under load and faults against real worker processes
- * on 127.0.0.1, in four parts (steady load with memory, SIGKILL and restart, a faulty proxy,
- * SIGTERM under load), each counting calls answered, failed by status and hung. Writes
+ * on 127.0.0.1, in five parts (steady load with memory, SIGKILL and restart, a faulty proxy,
+ * SIGTERM under load, a WorkerGroup of two workers as one JAX job with sessions), each
+ * counting calls answered, failed by status and hung. Writes
  * soak.json and soak.md, and exits 1 when a target is missed. See README.md, "Soak".
  */
 
 const ROOT = path.resolve(__dirname, "..", "..");
-const PARTS = { steady: runSteady, restarts: runRestarts, faults: runFaults, drain: runDrain };
+const PARTS = {
+  steady: runSteady,
+  restarts: runRestarts,
+  faults: runFaults,
+  drain: runDrain,
+  group: runGroup,
+};
 type Part = keyof typeof PARTS;
 
 interface Options {
@@ -34,7 +42,7 @@ interface Options {
 async function main(): Promise<void> {
   const options = new Command("soak")
     .description("calls under load and faults against real colocated workers on 127.0.0.1")
-    .option("--quick", "every part shorter: about two minutes in all", false)
+    .option("--quick", "every part shorter: about two and a half minutes in all", false)
     .option("--parts <list>", "the parts to run, comma-separated", Object.keys(PARTS).join(","))
     .option("--seed <n>", "seed of the faulty proxy's plan", Number, 28)
     .option(
