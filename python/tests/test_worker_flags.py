@@ -16,6 +16,8 @@ from colocated_wire.worker.main import parse_args
         ("--unhealthy-after", "0", "must be more than 0 seconds, not 0"),
         ("--unhealthy-after", "soon", "invalid positive_seconds value: 'soon'"),
         ("--metrics-port", "-1", "must be at least 0, not -1"),
+        ("--max-sessions", "-1", "must be at least 0, not -1"),
+        ("--max-sessions", "some", "invalid non_negative value: 'some'"),
     ],
 )
 def test_a_bad_number_is_refused_naming_the_flag(capsys, flag, value, said):
@@ -25,5 +27,12 @@ def test_a_bad_number_is_refused_naming_the_flag(capsys, flag, value, said):
 
 
 def test_the_smallest_values_are_taken():
-    args = parse_args(["--max-concurrent-calls", "1", "--retain-freed-bytes", "0"])
-    assert (args.max_concurrent_calls, args.retain_freed_bytes) == (1, 0)
+    args = parse_args(
+        ["--max-concurrent-calls", "1", "--retain-freed-bytes", "0", "--max-sessions", "0"]
+    )
+    assert (args.max_concurrent_calls, args.retain_freed_bytes, args.max_sessions) == (1, 0, 0)
+
+
+def test_a_worker_serves_8_sessions_unless_told():
+    assert parse_args([]).max_sessions == 8
+    assert parse_args(["--max-sessions", "64"]).max_sessions == 64

@@ -25,8 +25,8 @@ from colocated_wire import deserialize_specs, examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.device_turn import TURN
-from colocated_wire.worker.limits import CallLimits
-from colocated_wire.worker.main import MAX_MESSAGE_BYTES
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
+from colocated_wire.worker.main import CONTROL_THREADS, MAX_MESSAGE_BYTES, grpc_server
 from colocated_wire.worker.metrics import PREFIX
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.requests import read_session_request
@@ -38,6 +38,9 @@ from colocated_wire.worker.sharded import MAX_CHUNK_BYTES, OUTPUT_CHUNK_BYTES
 SESSION = "/colocated.v1.ColocatedWorkerService/Session"
 ALLOWED = frozenset({"colocated_wire.examples", "worker_gate"})
 DEADLINE = 120  # seconds: only so that a bug fails the test instead of hanging it
+# A unary call's, shorter than a session's: a call starved of threads by idle sessions fails
+# the test before the sessions' deadlines end them and free a thread.
+UNARY_DEADLINE = DEADLINE / 4
 OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -46,10 +49,13 @@ Code = grpc.StatusCode
 
 
 @contextlib.contextmanager
-def served(limits: CallLimits | None = None):
-    """(the servicer, a channel to it), served in-process as the worker serves it."""
-    service = ColocatedWorker(WorkerPolicy(allowed_modules=ALLOWED), limits)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=OPTIONS)
+def served(limits: CallLimits | None = None, max_sessions: int = DEFAULT_MAX_SESSIONS):
+    """(the servicer, a channel to it), served in-process as the worker serves it: by the
+    server worker/main.py makes, with as many threads."""
+    limits = CallLimits() if limits is None else limits
+    policy = WorkerPolicy(allowed_modules=ALLOWED)
+    service = ColocatedWorker(policy, limits, max_sessions=max_sessions)
+    server = grpc_server(limits.max_calls, max_sessions)
     server.add_generic_rpc_handlers((handlers(service),))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
@@ -60,6 +66,7 @@ def served(limits: CallLimits | None = None):
         server.stop(grace=None)
     assert service.limits.wait_idle(DEADLINE), "a call held on to its slot"
     assert service.limits.bytes == 0
+    assert service.sessions.wait_at_most(0, DEADLINE), "a session held on to its place"
 
 
 class Session:
@@ -187,6 +194,135 @@ def test_get_version_says_the_worker_serves_sessions():
             service_pb2.GetVersionRequest(client=service_pb2.VersionRange())
         )
     assert got.sessions
+
+
+def get_version(channel: grpc.Channel) -> service_pb2.GetVersionResponse:
+    stub = service_pb2_grpc.ColocatedWorkerServiceStub(channel)
+    request = service_pb2.GetVersionRequest(client=service_pb2.VersionRange())
+    return stub.GetVersion(request, timeout=UNARY_DEADLINE)
+
+
+def execute(channel: grpc.Channel, mesh) -> service_pb2.ExecuteResponse:
+    """A unary Execute of examples.total on X, its whole answer."""
+    prog = program(examples.total, mesh, float_spec(mesh))
+    stub = service_pb2_grpc.ColocatedWorkerServiceStub(channel)
+    return stub.Execute(request(prog, X), timeout=UNARY_DEADLINE)
+
+
+def opened(channel: grpc.Channel, mesh) -> Session:
+    """A session that has answered a call: open on the worker, holding a serving thread."""
+    session = Session(channel)
+    session.send(summarize_call(mesh, 1))
+    np.testing.assert_array_equal(summary(session.answer(1))["doubled"], X * 2)
+    return session
+
+
+MAX_2 = "this worker serves at most 2 sessions at once (--max-sessions); call ExecuteSharded"
+
+
+def test_a_session_beyond_max_sessions_is_refused_at_once_and_the_others_go_on(mesh):
+    with served(max_sessions=2) as (service, channel):
+        first, second = opened(channel, mesh), opened(channel, mesh)
+        third = Session(channel)
+        third.send(summarize_call(mesh, 1))
+        refused = third.ended()  # no answer to its call comes first: the worker took none
+        third.close()
+        open_while_refused = len(service.sessions)
+        # GetVersion and Execute answer while both sessions are open and idle.
+        version = get_version(channel)
+        executed = execute(channel, mesh)
+        second.send(summarize_call(mesh, 2))
+        again = second.answer(2)
+        first.close()  # its place is free once the worker has ended the stream
+        with pytest.raises(StopIteration):
+            first.receive()
+        after_close = opened(channel, mesh)
+        second.stream.cancel()
+        assert service.sessions.wait_at_most(1, DEADLINE)
+        after_cancel = opened(channel, mesh)
+        for session in (after_close, after_cancel):
+            session.close()
+    assert (refused.code(), refused.details()) == (Code.RESOURCE_EXHAUSTED, MAX_2)
+    assert open_while_refused == 2
+    assert version.sessions
+    assert np.frombuffer(executed.outputs[0].data, np.float32)[0] == X.sum()
+    np.testing.assert_array_equal(summary(again)["doubled"], X * 2)
+
+
+def test_a_session_that_fails_or_is_drained_gives_its_place_back(mesh, gate):
+    with served(max_sessions=1) as (service, channel):
+        broken = Session(channel)
+        broken.send(b"")  # neither a call nor cancel: the session ends INVALID_ARGUMENT
+        assert broken.ended().code() == Code.INVALID_ARGUMENT
+        broken.close()
+        busy = Session(channel)
+        busy.send(hold_call(mesh, 1))
+        assert gate.entered.acquire(timeout=DEADLINE)
+        full = Session(channel)
+        full_end = full.ended()
+        full.close()
+        with futures.ThreadPoolExecutor(1) as pool:
+            drained = pool.submit(service.limits.drain, DEADLINE)
+            gate.release.set()
+            busy.answer(1)
+            busy_end = busy.ended()
+            assert drained.result()
+        busy.close()
+        places = service.sessions.wait_at_most(0, DEADLINE)
+        late = Session(channel)  # during the drain: refused as a call is, whatever the places
+        late_end = late.ended()
+        late.close()
+    assert (full_end.code(), full_end.details()) == (
+        Code.RESOURCE_EXHAUSTED,
+        "this worker serves at most 1 session at once (--max-sessions); call ExecuteSharded",
+    )
+    assert busy_end.code() == Code.UNAVAILABLE
+    assert places
+    assert (late_end.code(), late_end.details()) == (
+        Code.UNAVAILABLE,
+        "the worker is shutting down and takes no new calls",
+    )
+
+
+def test_idle_sessions_at_their_limit_leave_threads_for_every_other_call(mesh):
+    # More sessions than the threads a server sized for the calls alone has beyond them
+    # (--max-concurrent-calls + CONTROL_THREADS): without threads of their own they would take
+    # every one, and GetVersion and Execute would wait without end.
+    limits = CallLimits(max_calls=1)
+    max_sessions = limits.max_calls + CONTROL_THREADS
+    with served(limits, max_sessions) as (service, channel):
+        sessions = [opened(channel, mesh) for _ in range(max_sessions)]
+        open_sessions = len(service.sessions)
+        version = get_version(channel)
+        executed = execute(channel, mesh)
+        beyond = Session(channel)
+        refused = beyond.ended()
+        beyond.close()
+        sessions[0].send(summarize_call(mesh, 2))
+        again = sessions[0].answer(2)
+        for session in sessions:
+            session.close()
+    assert open_sessions == max_sessions
+    assert version.sessions
+    assert np.frombuffer(executed.outputs[0].data, np.float32)[0] == X.sum()
+    assert refused.code() == Code.RESOURCE_EXHAUSTED
+    np.testing.assert_array_equal(summary(again)["doubled"], X * 2)
+
+
+def test_with_max_sessions_0_the_worker_serves_none(mesh):
+    with served(max_sessions=0) as (_, channel):
+        version = get_version(channel)
+        session = Session(channel)
+        session.send(summarize_call(mesh, 1))
+        refused = session.ended()
+        session.close()
+        executed = execute(channel, mesh)
+    assert not version.sessions
+    assert (refused.code(), refused.details()) == (
+        Code.UNIMPLEMENTED,
+        "this worker serves no sessions (--max-sessions 0); call ExecuteSharded",
+    )
+    assert np.frombuffer(executed.outputs[0].data, np.float32)[0] == X.sum()
 
 
 def test_many_calls_on_one_session_each_answered_in_one_message(mesh):
@@ -581,6 +717,33 @@ def test_sigterm_lets_a_sessions_call_finish_then_ends_it_and_exits_without_the_
     assert idle_end.code() == Code.UNAVAILABLE
     np.testing.assert_array_equal(outputs_of(answered)[1][0], X)
     assert end.code() == Code.UNAVAILABLE
+    assert code == 0, worker.stderr()
+
+
+def test_the_worker_takes_max_sessions_from_its_flag(fifo, mesh):
+    worker = Worker(fifo, "--max-sessions", "1")
+    try:
+        with grpc.insecure_channel(worker.target, options=OPTIONS) as channel:
+            first = Session(channel)
+            first.send(summarize_call(mesh, 1))
+            answered = first.status(1)  # the worker allows worker_gate alone
+            second = Session(channel)
+            second_end = second.ended()
+            second.close()
+            first.close()
+            with pytest.raises(StopIteration):
+                first.receive()
+            version = get_version(channel)
+        worker.process.terminate()
+        code = worker.process.wait(timeout=DEADLINE)
+    finally:
+        worker.process.kill()
+    assert answered[0] == Code.PERMISSION_DENIED
+    assert (second_end.code(), second_end.details()) == (
+        Code.RESOURCE_EXHAUSTED,
+        "this worker serves at most 1 session at once (--max-sessions); call ExecuteSharded",
+    )
+    assert version.sessions
     assert code == 0, worker.stderr()
 
 

@@ -4,8 +4,10 @@ At most `max_calls` calls and `max_bytes` request bytes are in flight; a call
 beyond either is refused at once with RESOURCE_EXHAUSTED, so nothing waits in
 a queue that grows without bound. A drain (on SIGTERM) refuses new calls with
 UNAVAILABLE and waits, up to a grace period, for the calls in flight.
-Only the colocated calls are counted (Execute, LoadProgram, ExecuteSharded):
-GetVersion and the standard services keep answering during a drain.
+Only the colocated calls are counted (Execute, LoadProgram, ExecuteSharded, and
+each call on a Session while it runs): GetVersion and the standard services keep
+answering during a drain. The sessions open at once are limited apart, by
+--max-sessions (worker/session.py's Sessions): an idle one holds no call slot.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from colocated_wire.worker.errors import resource_exhausted, unavailable
 
 DEFAULT_MAX_CALLS = 16
 DEFAULT_MAX_BYTES = 1 << 30
+DEFAULT_MAX_SESSIONS = 8
 
 
 class CallLimits:

@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 from concurrent import futures
+from typing import TYPE_CHECKING
 
 from colocated_wire.diff.nearest import explain_from_env
 from colocated_wire.worker import affinity as worker_affinity
@@ -37,12 +38,42 @@ from colocated_wire.worker import memory as worker_memory
 from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker import progress as worker_progress
 from colocated_wire.worker import tls as worker_tls
-from colocated_wire.worker.flags import positive
-from colocated_wire.worker.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS
+from colocated_wire.worker.flags import non_negative, positive
+from colocated_wire.worker.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS
 from colocated_wire.worker.programs import DEFAULT_CAPACITY
+
+if TYPE_CHECKING:
+    import grpc
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 CONTROL_THREADS = 4
+
+
+def serving_threads(max_calls: int, max_sessions: int) -> int:
+    """The server's thread pool: one thread per call slot, one per session place, and
+    CONTROL_THREADS that answer GetVersion, health and refusals while every slot is taken.
+    gRPC's sync server holds a thread for a Session's whole life, idle or not; without threads
+    of their own, idle sessions from a few controllers would take every thread, and every
+    other call would wait for one without end."""
+    return max_calls + max_sessions + CONTROL_THREADS
+
+
+def grpc_server(max_calls: int, max_sessions: int) -> grpc.Server:
+    """The worker's gRPC server, its pool sized by serving_threads (no handlers yet)."""
+    import grpc
+
+    threads = serving_threads(max_calls, max_sessions)
+    # gRPC's own cap bounds what waits for a thread. It counts a call until its serving thread
+    # has seen it end, which lags the client under load, so a cap of `threads` refused a client
+    # that kept exactly --max-concurrent-calls going; the call limit is the real bound.
+    return grpc.server(
+        futures.ThreadPoolExecutor(max_workers=threads),
+        maximum_concurrent_rpcs=2 * threads,
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ],
+    )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -84,6 +115,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_MAX_BYTES,
         metavar="M",
         help="request bytes of the calls in flight; beyond, RESOURCE_EXHAUSTED (default 1 GiB)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=non_negative,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help="Session streams open at once, each holding a serving thread while open; more get"
+        f" RESOURCE_EXHAUSTED, 0 serves none (default {DEFAULT_MAX_SESSIONS})",
     )
     p.add_argument(
         "--program-cache",
@@ -147,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     worker_job.join(args)  # blocks until every process of the job has joined
 
-    import grpc
     import jax
 
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
@@ -178,22 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
         ProgramCache(policy, args.program_cache, explain=args.explain),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
+        args.max_sessions,
     )
     service.limits.on_refuse(service.progress.refused)
     worker_metrics.watch(service.limits, TURN)
-    # A few threads beyond the call limit answer GetVersion and health while every slot is
-    # taken. gRPC's own cap bounds what waits for a thread. It counts a call until its serving
-    # thread has seen it end, which lags the client under load, so a cap of `threads` refused a
-    # client that kept exactly --max-concurrent-calls going; the call limit is the real bound.
-    threads = args.max_concurrent_calls + CONTROL_THREADS
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=threads),
-        maximum_concurrent_rpcs=2 * threads,
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ],
-    )
+    server = grpc_server(args.max_concurrent_calls, args.max_sessions)
     server.add_generic_rpc_handlers((worker_service.handlers(service, args.compression),))
     # standard services (health, reflection): helper H
     health = worker_health.add_standard_services(server, reflect=args.reflection)

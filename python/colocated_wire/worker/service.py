@@ -25,7 +25,7 @@ from colocated_wire.worker.compression import CompressedWhenAsked
 from colocated_wire.worker.errors import Refused, invalid_argument
 from colocated_wire.worker.execute import check_version, execute
 from colocated_wire.worker.health import WORKER_SERVICE
-from colocated_wire.worker.limits import CallLimits
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
 from colocated_wire.worker.progress import Progress
@@ -50,12 +50,13 @@ class ColocatedWorker:
         limits: CallLimits | None = None,
         programs: ProgramCache | None = None,
         progress: Progress | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ):
         self.policy = policy
         self.limits = CallLimits() if limits is None else limits
         self.programs = ProgramCache(policy) if programs is None else programs
         self.progress = Progress() if progress is None else progress
-        self.sessions = Sessions()
+        self.sessions = Sessions(max_sessions)
         # A drain ends each session after its current call: an idle one must not hold it up.
         self.limits.on_drain(self.sessions.drain)
 
@@ -78,7 +79,7 @@ class ColocatedWorker:
                 max_concurrent_calls=self.limits.max_calls,
                 max_inflight_bytes=self.limits.max_bytes,
             ),
-            sessions=True,
+            sessions=self.sessions.limit > 0,  # --max-sessions 0: as a worker without them
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802

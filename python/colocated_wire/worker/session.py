@@ -19,6 +19,12 @@ one at a time, in order, on the stream's thread, since a session carries one cal
 A refusal ends that call alone, with its status, and the session goes on. A drain (SIGTERM)
 ends every session after its current call (UNAVAILABLE), so that the worker neither cuts a
 call short nor waits on a client's idle stream.
+
+gRPC's server holds one of its threads for a session as long as the stream is open, idle or
+not, so at most --max-sessions are open at once (Sessions), and the server has a thread for
+each beyond those of the calls (worker/main.py): idle sessions cannot take the threads that
+GetVersion, health and Execute need. One more is refused at once with RESOURCE_EXHAUSTED,
+before it reads a request; with --max-sessions 0, with UNIMPLEMENTED.
 """
 
 from __future__ import annotations
@@ -29,15 +35,21 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import grpc
 
 from colocated_wire.worker import affinity as worker_affinity
 from colocated_wire.worker.device_turn import TURN
-from colocated_wire.worker.errors import Refused, cancelled, invalid_argument
+from colocated_wire.worker.errors import (
+    Refused,
+    cancelled,
+    invalid_argument,
+    resource_exhausted,
+    unavailable,
+)
 from colocated_wire.worker.execute import check_active, output_specs_payload
 from colocated_wire.worker.job import run_named
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS
 from colocated_wire.worker.requests import (
     SessionCallView,
     SessionRequestView,
@@ -63,12 +75,23 @@ _DRAINING = "the worker is shutting down and takes no new calls"
 def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[bytes]:
     """The servicer's Session (worker_service.ColocatedWorker): SessionResponse bytes, each
     call's answer in turn, until the client half-closes (OK), the stream breaks, or the
-    worker drains (UNAVAILABLE, after the current call)."""
+    worker drains (UNAVAILABLE, after the current call). A session beyond --max-sessions is
+    refused before it reads anything (RESOURCE_EXHAUSTED; UNIMPLEMENTED with none)."""
     session = Session(service, context, requests)
-    with service.sessions.opened(session):
+    try:
+        if service.limits.draining:
+            raise unavailable(_DRAINING)
+        service.sessions.open(session)
+    except Refused as e:
+        context.abort(e.code, e.message)
+    # Every way out (a half-close, a cancel, a drain, a failure, gRPC dropping the generator)
+    # gives the place back as the session lets go of the stream's thread.
+    try:
         session.start()
         while (call := session.next_call()) is not None:
             yield from session.answer(call)
+    finally:
+        service.sessions.close(session)
     ending = session.ending()
     if ending is not None:
         context.abort(*ending)
@@ -395,30 +418,56 @@ def answer_parts(call_id: int, name: str, result: object, version: int) -> Itera
 
 
 class Sessions:
-    """The sessions open on the worker, so that a drain ends each after its current call."""
+    """The sessions open on the worker: at most `limit` at once (--max-sessions), since each
+    holds one of the server's threads for as long as it is open, idle or not (the pool has one
+    thread for each place: worker/main.py); and so that a drain ends each after its current
+    call."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, limit: int = DEFAULT_MAX_SESSIONS) -> None:
+        if limit < 0:
+            raise ValueError(f"the session limit must be at least 0, not {limit}")
+        self.limit = limit
+        self._changed = threading.Condition()
         self._open: set[Session] = set()
 
-    @contextmanager
-    def opened(self, session: Session) -> Iterator[None]:
-        with self._lock:
+    def open(self, session: Session) -> None:
+        """Takes a place for `session`; raises Refused at once when every place is taken
+        (RESOURCE_EXHAUSTED), or when the worker serves no sessions (UNIMPLEMENTED, as a
+        worker without the method answers). Every open is followed by a close."""
+        with self._changed:
+            if self.limit == 0:
+                raise Refused(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    "this worker serves no sessions (--max-sessions 0); call ExecuteSharded",
+                )
+            if len(self._open) >= self.limit:
+                sessions = "session" if self.limit == 1 else "sessions"
+                raise resource_exhausted(
+                    f"this worker serves at most {self.limit} {sessions} at once"
+                    " (--max-sessions); call ExecuteSharded"
+                )
             self._open.add(session)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._open.discard(session)
+
+    def close(self, session: Session) -> None:
+        """Gives back the place `session` took."""
+        with self._changed:
+            self._open.discard(session)
+            self._changed.notify_all()
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._changed:
             return len(self._open)
+
+    def wait_at_most(self, count: int, timeout: float | None = None) -> bool:
+        """Waits until at most `count` sessions are open; False if `timeout` seconds pass
+        first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._open) <= count, timeout=timeout)
 
     def drain(self) -> None:
         """Wakes every session (the worker's drain has begun): an idle one ends at once, a
         busy one after its call."""
-        with self._lock:
+        with self._changed:
             sessions = list(self._open)
         for session in sessions:
             session.wake()
