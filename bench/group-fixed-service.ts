@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
+  Metadata,
   Server,
   ServerCredentials,
   type ServerDuplexStream,
@@ -453,6 +454,7 @@ function session(
   job: FixedJob,
   process: number,
 ): void {
+  call.sendMetadata(new Metadata()); // taken: as the worker, headers before any call
   const hanging = new Set<bigint>();
   let closed = false;
   const fail = (id: bigint, code: status, message: string) =>

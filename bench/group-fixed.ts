@@ -37,6 +37,8 @@ export interface FixedRow {
   array: CallCost;
   /** The small program's calls as bare HTTP/2 streams, the transport alone (group-floor.ts). */
   floor: CallCost;
+  /** The small program's calls without sessions: an ExecuteSharded stream per member per call. */
+  streams: CallCost;
   /** This process's memory grown per member, once formed and called: RSS, and V8's heap plus external. */
   rssPerMember: number;
   heapPerMember: number;
@@ -100,17 +102,20 @@ export async function measureFixed(
       const ids = group.topology.devices.map((d) => d.id);
       const { small, array } = groupCalls(ids, devices, side, true);
       progress(`group: calls over ${members} fixed-answer members of ${devices} devices`);
-      // Small groups make more calls, so that every size times thousands of streams, warm.
+      // Small groups make more calls, so that every size times thousands of streams; and every
+      // size warms up on at least 4,000 member calls, so that V8 has compiled the call path
+      // (its compiler's threads count in this process's CPU) before the calls are timed.
       const streams = (n: number) => Math.max(n, Math.ceil((200 * n) / members));
+      const warmUp = Math.max(10, Math.ceil(4_000 / members));
       const smallCost = await callCost(
         () => group.executeSharded(small.program, small.inputs),
         streams(calls.small),
-        streams(3),
+        warmUp,
       );
       const arrayCost = await callCost(
         () => group.executeSharded(array.program, array.inputs),
         streams(calls.array),
-        streams(3),
+        warmUp,
       );
       const after = memory();
       progress(`group: a call in which one of ${members} members fails`);
@@ -119,6 +124,21 @@ export async function measureFixed(
         await failedCall(group, servers, small, members >> 1, "error", 30_000),
         await failedCall(group, servers, small, members - 1, "hang", hangMs),
       ];
+      progress(`group: a stream per member per call to ${members} fixed-answer members`);
+      const streamsGroup = await WorkerGroup.connect(servers.targets, {
+        deadlineMs: 120_000,
+        sessions: false,
+      });
+      let streamsCost: CallCost;
+      try {
+        streamsCost = await callCost(
+          () => streamsGroup.executeSharded(small.program, small.inputs),
+          streams(calls.small),
+          warmUp,
+        );
+      } finally {
+        streamsGroup.close();
+      }
       progress(`group: bare HTTP/2 streams to ${members} fixed-answer members`);
       const memberOf = new Map<number, number>();
       group.members.forEach((m, i) => {
@@ -140,6 +160,7 @@ export async function measureFixed(
         small: smallCost,
         array: arrayCost,
         floor,
+        streams: streamsCost,
         rssPerMember: (after.rss - before.rss) / members,
         heapPerMember: (after.heap - before.heap) / members,
         failed,

@@ -8,6 +8,7 @@ import { type Chart, escapeXml, lineChart, PANEL, type Series } from "./plot";
 const SMALL = "#1f77b4";
 const ARRAY = "#ff7f0e";
 const FLOOR = "#7f7f7f";
+const STREAMS = "#9467bd";
 const TARGET = "#d62728";
 
 type Row = RealRow | FixedRow;
@@ -39,7 +40,8 @@ function series(
 /**
  * The group bench's SVG, in the bench's style (bench/plot.ts): time per call, and the
  * controller's CPU per member per call, against the member count, log-log; real workers solid,
- * fixed-answer members dashed, the bare HTTP/2 floor grey, the target red.
+ * fixed-answer members dashed (and, apart, their small call with a stream per member per call,
+ * as before sessions), the bare HTTP/2 floor grey, the target red.
  */
 export function groupPlotSvg(r: GroupResults): string {
   const { real, fixed } = rows(r);
@@ -65,7 +67,10 @@ export function groupPlotSvg(r: GroupResults): string {
         series("real, array", ARRAY, false, real, perMember("array")),
         series("fixed-answer, small", SMALL, true, fixed, perMember("small")),
         series("fixed-answer, array", ARRAY, true, fixed, perMember("array")),
-        series("bare HTTP/2, small", FLOOR, true, fixed, (row) =>
+        series("fixed-answer, small, a stream per call", STREAMS, true, fixed, (row) =>
+          "streams" in row ? row.streams.cpuMs / row.members : 0,
+        ),
+        series("bare HTTP/2, small, a stream per call", FLOOR, true, fixed, (row) =>
           "floor" in row ? row.floor.cpuMs / row.members : 0,
         ),
         {

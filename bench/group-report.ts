@@ -25,7 +25,7 @@ export function groupMarkdown(r: GroupResults): string {
   const mib = (r.side * r.side * 4) / 2 ** 20;
   const load = r.meta.loadAverage;
   const lines = [
-    `Run of ${r.meta.date} (${r.meta.machine}; load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after${r.meta.quick ? "; --quick" : ""}). Calls one at a time after at least three to warm up (fixed-answer groups under 200 members make more, so that every size times thousands of streams); ms per call is the median, CPU is this controller process's (every thread) averaged over the calls. Small: \`summarize\` on float32[4P, max(4, D)] over a P × D mesh (128 input bytes and five outputs a member up to four devices; its \`count_positive\` is a reduction across every process). Array: \`affine\` on a ${mib} MiB float32[${r.side}, ${r.side}] sharded over every device, each way. The plot: [group.svg](group.svg).`,
+    `Run of ${r.meta.date} (${r.meta.machine}; load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after${r.meta.quick ? "; --quick" : ""}). Calls one at a time after at least three to warm up (fixed-answer groups under 200 members make more, so that every size times thousands of streams); ms per call is the median, CPU is this controller process's (every thread) per call, the median of five batches' averages; fixed-answer sizes warm up on at least 4,000 member calls first. Small: \`summarize\` on float32[4P, max(4, D)] over a P × D mesh (128 input bytes and five outputs a member up to four devices; its \`count_positive\` is a reduction across every process). Array: \`affine\` on a ${mib} MiB float32[${r.side}, ${r.side}] sharded over every device, each way. The plot: [group.svg](group.svg).`,
     "",
   ];
   if (r.real.length) {
@@ -48,13 +48,13 @@ export function groupMarkdown(r: GroupResults): string {
   }
   if (r.fixed.length) {
     lines.push(
-      "**Fixed-answer servers** (the controller alone): each member a real gRPC server of ColocatedWorkerService on a port of its own, in Node processes apart from the controller (128 members a process: this machine cannot hold 1,024 processes), answering from a fixed topology of D devices a member with output specs and shards of the right shapes and bytes, running nothing (bench/group-fixed-service.ts). Their answers come together, each stream's in one write, where a real worker's come one message at a time. Bare HTTP/2: the small call's same request bytes and answers over one node:http2 stream per member, with no gRPC library and no checks: the transport's floor. Memory: this process's growth per member from before connecting to after the calls, RSS and V8 heap plus external (from 256 members: below, the growth is within the heap's own noise). One member fails: at once (INTERNAL, deadline 30 s), or never answers (deadline four times the median call).",
+      "**Fixed-answer servers** (the controller alone): each member a real gRPC server of ColocatedWorkerService on a port of its own, in Node processes apart from the controller (128 members a process: this machine cannot hold 1,024 processes), answering from a fixed topology of D devices a member with output specs and shards of the right shapes and bytes, running nothing (bench/group-fixed-service.ts). A call of at most 1 MiB a member goes to each as one message on the Session stream the member keeps open, and is answered in one (both the small call and, from 16 members, the array); a stream per call is the small call with sessions off, an ExecuteSharded stream per member per call, as before sessions. Bare HTTP/2: the small call's request bytes and answers over one node:http2 stream per member per call, with no gRPC library and no checks: the floor of a stream per call. Memory: this process's growth per member from before connecting to after the calls, RSS and V8 heap plus external (from 256 members: below, the growth is within the heap's own noise). One member fails: at once (INTERNAL, deadline 30 s), or never answers (deadline four times the median call).",
       "",
-      `| members × devices | server processes | forming ms | small ms | small CPU ms | CPU per member | bare HTTP/2 per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member | memory per member, RSS / heap | one fails at once | one never answers |`,
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      `| members × devices | server processes | forming ms | small ms | small CPU ms | CPU per member | a stream per call, per member | bare HTTP/2 per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member | memory per member, RSS / heap | one fails at once | one never answers |`,
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
       ...r.fixed.map(
         (row) =>
-          `| ${count(row.members)} × ${row.devicesPerMember} | ${row.serverProcesses} | ${ms(row.formMs)} | ${cost(row.small, row.members)} | ${us(row.floor.cpuMs / row.members)} | ${cost(row.array, row.members)} | ${row.members < 256 ? "—" : `${kb(row.rssPerMember)} / ${kb(row.heapPerMember)}`} | ${failedCell(row, "error")} | ${failedCell(row, "hang")} |`,
+          `| ${count(row.members)} × ${row.devicesPerMember} | ${row.serverProcesses} | ${ms(row.formMs)} | ${cost(row.small, row.members)} | ${us(row.streams.cpuMs / row.members)} | ${us(row.floor.cpuMs / row.members)} | ${cost(row.array, row.members)} | ${row.members < 256 ? "—" : `${kb(row.rssPerMember)} / ${kb(row.heapPerMember)}`} | ${failedCell(row, "error")} | ${failedCell(row, "hang")} |`,
       ),
       "",
     );
@@ -85,7 +85,7 @@ function readmeSummary(r: GroupResults): string {
   const parts = [
     `Measured ${r.meta.date.slice(0, 10)} on ${r.meta.machine}.`,
     small && large
-      ? `The controller's CPU for a small call is ${perMember(small)} a member at ${count(small.members)} members and ${perMember(large)} at ${count(large.members)} (fixed-answer servers; bare HTTP/2 streams alone take ${us(large.floor.cpuMs / large.members)} a member), its memory ${kb(large.rssPerMember)} a member, and a group of ${count(large.members)} forms in ${(large.formMs / 1000).toFixed(1)} s.`
+      ? `The controller's CPU for a small call is ${perMember(small)} a member at ${count(small.members)} members and ${perMember(large)} at ${count(large.members)} (fixed-answer servers, each call one message each way on the Session stream a member keeps; with a stream per member per call it is ${us(large.streams.cpuMs / large.members)}, and bare HTTP/2 streams alone take ${us(large.floor.cpuMs / large.members)}), its memory ${kb(large.rssPerMember)} a member, and a group of ${count(large.members)} forms in ${(large.formMs / 1000).toFixed(1)} s.`
       : "",
     biggest
       ? `Over ${biggest.workers} real workers of one JAX job, a small call costs the controller ${us(biggest.small.cpuMs / biggest.workers)} a member (their answers arrive one message at a time).`

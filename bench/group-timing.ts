@@ -5,14 +5,21 @@ export interface CallCost {
   calls: number;
   /** Median wall time per call. */
   p50Ms: number;
-  /** This process's CPU (user and system, every thread) per call, averaged over the calls. */
+  /**
+   * This process's CPU (user and system, every thread) per call: the median of five batches'
+   * averages, so that another process's burst on this shared machine moves one batch, not
+   * the figure.
+   */
   cpuMs: number;
 }
+
+/** How many batches a run's CPU is measured in. */
+const BATCHES = 5;
 
 /**
  * Times `call` `calls` times, one at a time, after `warmUp` untimed calls (the program loaded
  * everywhere, the channels and the JIT warm): the median wall time, and the controller's own
- * CPU per call.
+ * CPU per call (the median batch's).
  */
 export async function callCost(
   call: () => Promise<unknown>,
@@ -21,17 +28,24 @@ export async function callCost(
 ): Promise<CallCost> {
   for (let i = 0; i < warmUp; i++) await call();
   const times: number[] = [];
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < calls; i++) {
-    const start = performance.now();
-    await call();
-    times.push(performance.now() - start);
+  const batches: number[] = [];
+  for (let b = 0; b < BATCHES; b++) {
+    const size = Math.ceil(((b + 1) * calls) / BATCHES) - Math.ceil((b * calls) / BATCHES);
+    if (size === 0) continue;
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < size; i++) {
+      const start = performance.now();
+      await call();
+      times.push(performance.now() - start);
+    }
+    const used = process.cpuUsage(cpu);
+    batches.push((used.user + used.system) / 1000 / size);
   }
-  const used = process.cpuUsage(cpu);
   times.sort((a, b) => a - b);
+  batches.sort((a, b) => a - b);
   return {
     calls,
     p50Ms: times[Math.floor(times.length / 2)],
-    cpuMs: (used.user + used.system) / 1000 / calls,
+    cpuMs: batches[Math.floor(batches.length / 2)],
   };
 }

@@ -361,6 +361,43 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     expect(group.sessionCounts).toEqual({ calls: 6, streams: 2 });
   });
 
+  test("a worker that serves no more sessions: a group still forms, and calls by ExecuteSharded", async () => {
+    const alone = await startWorker([
+      "--devices",
+      "4",
+      "--allow-module",
+      EXAMPLES,
+      "--max-sessions",
+      "1",
+    ]);
+    const own = new Mesh(new DeviceList([0, 1, 2, 3]), [4], ["x"]);
+    const on = (...entries: (string | null)[]) =>
+      new NamedSharding(own, new PartitionSpec(...entries));
+    const program: Program = {
+      function: new FunctionRef(EXAMPLES, "affine"),
+      inputs: callInputs([
+        new ShapeDtypeStruct([8, 4], "float32", on("x")),
+        new ShapeDtypeStruct([], "float32", on()),
+        new ShapeDtypeStruct([4], "float32", on()),
+      ]),
+      devices: own.devices,
+    };
+    const shift = Float32Array.of(1, 2, 3, 4);
+    const first = await WorkerGroup.connect([alone.target]); // takes the worker's one session
+    const second = await WorkerGroup.connect([alone.target]); // refused one: streams
+    try {
+      for (const group of [first, second]) {
+        const { data } = await group.executeSharded(program, [X, Float32Array.of(3), shift]);
+        expect(floats(data[0])).toEqual(X.map((v, j) => v * 3 + shift[j % 4]));
+      }
+      expect(first.sessionCounts).toEqual({ calls: 1, streams: 1 });
+      expect(second.sessionCounts).toEqual({ calls: 0, streams: 0 });
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
   test("two workers that are not one job are refused, naming why; one version all accept, or none", async () => {
     const alone = await Promise.all([
       startWorker(["--devices", "4", "--max-version", "0"]),

@@ -249,6 +249,19 @@ def test_a_session_beyond_max_sessions_is_refused_at_once_and_the_others_go_on(m
     np.testing.assert_array_equal(summary(again)["doubled"], X * 2)
 
 
+def test_an_accepted_session_says_so_in_its_headers_before_any_call(mesh):
+    with served(max_sessions=1) as (_, channel):
+        session = Session(channel)
+        session.stream.initial_metadata()  # returns when the headers come, or the stream ends
+        open_without_a_call = session.stream.is_active()
+        refused = Session(channel)  # the one place is taken: refused with no headers
+        refused_end = refused.ended()
+        refused.close()
+        session.close()
+    assert open_without_a_call
+    assert refused_end.code() == Code.RESOURCE_EXHAUSTED
+
+
 def test_a_session_that_fails_or_is_drained_gives_its_place_back(mesh, gate):
     with served(max_sessions=1) as (service, channel):
         broken = Session(channel)

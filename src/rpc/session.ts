@@ -35,12 +35,48 @@ export class Session {
   calls = 0;
   /** Streams opened: the first, and one after each that broke. */
   streams = 0;
+  /**
+   * Whether the worker refused a stream before taking it (RESOURCE_EXHAUSTED: it serves as
+   * many sessions as its --max-sessions; UNIMPLEMENTED: none): use ExecuteSharded instead.
+   */
+  refused = false;
+  /** Whether the current stream's headers came: the worker took it. */
+  private taken = false;
 
   constructor(
     private readonly stub: Client,
     /** host:port of the worker. */
     readonly target: string,
   ) {}
+
+  /**
+   * Opens the stream, and settles once the worker has taken it (its headers) or refused it
+   * (a WorkerError), or `deadlineMs` has passed (DEADLINE_EXCEEDED).
+   */
+  accepted(deadlineMs: number): Promise<void> {
+    const stream = this.stream ?? this.start();
+    if (this.taken) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (error?: WorkerError) => {
+        clearTimeout(timer);
+        stream.off("metadata", onHeaders);
+        stream.off("status", onStatus);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onHeaders = () => done();
+      const onStatus = ({ code, details }: { code: status; details: string }) =>
+        done(new WorkerError(code, details, this.said(status[code], details)));
+      const timer = setTimeout(() => {
+        const detail = `the worker did not take the session within ${deadlineMs} ms`;
+        done(
+          new WorkerError(status.DEADLINE_EXCEEDED, detail, this.said("DEADLINE_EXCEEDED", detail)),
+        );
+      }, deadlineMs);
+      stream.on("metadata", onHeaders);
+      stream.on("status", onStatus);
+    });
+  }
 
   /** Sends a call (`message(id)`: its SessionRequest bytes) and returns its id. */
   send(message: (id: number) => Uint8Array, receiver: SessionReceiver): number {
@@ -71,8 +107,16 @@ export class Session {
     const stream = this.stub.makeBidiStreamRequest(SESSION, asBuffer, asView);
     this.stream = stream;
     this.streams += 1;
+    this.taken = false;
+    stream.on("metadata", () => {
+      if (this.stream === stream) this.taken = true;
+    });
     stream.on("data", (bytes: Uint8Array) => this.received(stream, bytes));
     stream.on("error", ({ code, details, message }: ServiceError) => {
+      const untaken = this.stream === stream && !this.taken;
+      if (untaken && (code === status.RESOURCE_EXHAUSTED || code === status.UNIMPLEMENTED)) {
+        this.refused = true;
+      }
       this.broken(stream, new WorkerError(code, details || message));
     });
     stream.on("end", () => {
@@ -101,10 +145,17 @@ export class Session {
   private broken(stream: Stream, cause: WorkerError): void {
     if (this.stream !== stream) return;
     this.stream = undefined;
-    const said = `Session on ${this.target} failed: ${cause.codeName}: ${cause.details}`;
-    const error = new WorkerError(cause.code, cause.details, said);
+    const error = new WorkerError(
+      cause.code,
+      cause.details,
+      this.said(cause.codeName, cause.details),
+    );
     const open = [...this.open.values()];
     this.open.clear();
     for (const receiver of open) receiver.fail(error);
+  }
+
+  private said(code: string, details: string): string {
+    return `Session on ${this.target} failed: ${code}: ${details}`;
   }
 }

@@ -72,7 +72,7 @@ export class WorkerGroup {
     /** A call's deadline unless it gives one: the connect options'. */
     private readonly deadlineMs: number,
     /** Each member's session, when every member serves them and the options allow. */
-    private readonly sessions: readonly Session[] | undefined,
+    private sessions: readonly Session[] | undefined,
   ) {}
 
   /**
@@ -103,10 +103,7 @@ export class WorkerGroup {
       });
       const layout = { members: members.length, memberOf };
       const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-      const sessions =
-        options.sessions !== false && clients.every((c) => c.servesSessions)
-          ? clients.map((c) => c.openSession())
-          : undefined;
+      const sessions = await openSessions(clients, options, deadlineMs);
       const version = clients[0].version;
       return new WorkerGroup(clients, members, job, version, layout, deadlineMs, sessions);
     } catch (error) {
@@ -191,7 +188,14 @@ export class WorkerGroup {
           cancel: cancel.signal,
           onProgress: report && ((i, p) => report(call.progress(i, p))),
         });
-        await settleMembers(calls, cancel, this.members, options.signal);
+        try {
+          await settleMembers(calls, cancel, this.members, options.signal);
+        } catch (error) {
+          // A member that refused to open another session (a broken one's) serves no more:
+          // this call fails, naming it, and later calls go by ExecuteSharded.
+          if (sessions.some((s) => s.refused)) this.dropSessions();
+          throw error;
+        }
         return call.result();
       }
       const results = await settleMembers(
@@ -253,6 +257,12 @@ export class WorkerGroup {
     return this.clients.reduce((n, c) => n + c.programLoads, 0);
   }
 
+  /** Ends every member's session: later calls go by ExecuteSharded. */
+  private dropSessions(): void {
+    for (const s of this.sessions ?? []) s.close();
+    this.sessions = undefined;
+  }
+
   /** How many member calls went over sessions, and how many session streams were opened. */
   get sessionCounts(): { calls: number; streams: number } {
     const sessions = this.sessions ?? [];
@@ -264,7 +274,27 @@ export class WorkerGroup {
 
   /** Closes every member's channel (calls in flight finish; cancel one with `signal`). */
   close(): void {
-    for (const s of this.sessions ?? []) s.close();
+    this.dropSessions();
     for (const c of this.clients) c.close();
   }
+}
+
+/**
+ * Each member's session, open and taken by its worker, when every member serves them and the
+ * options allow; none (every call by ExecuteSharded) when a worker refuses one (it serves as
+ * many as its --max-sessions). Throws what else went wrong (the worker is unreachable).
+ */
+async function openSessions(
+  clients: readonly WorkerClient[],
+  options: GroupOptions,
+  deadlineMs: number,
+): Promise<Session[] | undefined> {
+  if (options.sessions === false || !clients.every((c) => c.servesSessions)) return undefined;
+  const sessions = clients.map((c) => c.openSession());
+  const taken = await Promise.allSettled(sessions.map((s) => s.accepted(deadlineMs)));
+  const failed = taken.find((t) => t.status === "rejected");
+  if (failed === undefined) return sessions;
+  for (const s of sessions) s.close();
+  if (sessions.some((s) => s.refused)) return undefined;
+  throw failed.reason;
 }

@@ -84,6 +84,9 @@ def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[
         service.sessions.open(session)
     except Refused as e:
         context.abort(e.code, e.message)
+    # The headers say the session was taken, before any call: a client waits for them to
+    # learn whether it may use sessions at all (a refusal ends the stream instead).
+    context.send_initial_metadata(())
     # Every way out (a half-close, a cancel, a drain, a failure, gRPC dropping the generator)
     # gives the place back as the session lets go of the stream's thread.
     try:
