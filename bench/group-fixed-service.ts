@@ -104,6 +104,7 @@ interface OutputShard {
 class Answer {
   private sharded?: Uint8Array[];
   private session?: Buffer[];
+  private sessionAsBefore?: Buffer[];
 
   constructor(
     readonly process: number,
@@ -138,9 +139,26 @@ class Answer {
    * A session call's answer, without its id: one part (output specs, each shard one chunk,
    * end) while the outputs come to 4 MiB at most; past that, chunks of at most 1 MiB, in
    * parts of at most 1 MiB, the specs in the first and `end` in the last. Each part leaves
-   * ID_ROOM bytes in front for the id (sessionSerialize).
+   * ID_ROOM bytes in front for the id (sessionSerialize). `asBefore`: the session sent these
+   * specs last, so the first part says so in their place, as the worker does.
    */
-  sessionParts(): Buffer[] {
+  sessionParts(asBefore = false): Buffer[] {
+    if (asBefore) {
+      this.sessionAsBefore ??= this.sessionParts().map((part, i) => {
+        if (i > 0) return part;
+        const specsField = new BinaryWriter()
+          .tag(SESSION.outputSpecs.number, WireType.LengthDelimited)
+          .bytes(this.specs)
+          .finish();
+        const flag = new BinaryWriter()
+          .tag(SESSION.outputSpecsAsBefore.number, WireType.Varint)
+          .bool(true)
+          .finish();
+        const rest = part.subarray(ID_ROOM + specsField.length);
+        return Buffer.concat([part.subarray(0, ID_ROOM), flag, rest]);
+      });
+      return this.sessionAsBefore;
+    }
     if (!this.session) {
       const total = this.outputs.reduce((n, s) => n + s.bytes, 0);
       const split = total > ONE_PART_BYTES;
@@ -457,10 +475,18 @@ function session(
   call.sendMetadata(new Metadata()); // taken: as the worker, headers before any call
   const hanging = new Set<bigint>();
   let closed = false;
+  /** The output specs this session sent last (each program's are one array). */
+  let lastSpecs: Uint8Array | undefined;
   const fail = (id: bigint, code: status, message: string) =>
     call.write(
       raw(
-        SessionResponse.encode({ id, outputs: [], end: false, status: { code, message } }).finish(),
+        SessionResponse.encode({
+          id,
+          outputs: [],
+          end: false,
+          status: { code, message },
+          outputSpecsAsBefore: false,
+        }).finish(),
       ),
     );
   const settle = () => {
@@ -496,7 +522,9 @@ function session(
     }
     const answer = checkCall(part.value, job, process);
     if (!(answer instanceof Answer)) return fail(id, answer.code, answer.message);
-    for (const message of answer.sessionParts()) call.write({ id, part: message });
+    const asBefore = answer.specs === lastSpecs;
+    lastSpecs = answer.specs;
+    for (const message of answer.sessionParts(asBefore)) call.write({ id, part: message });
   });
 }
 

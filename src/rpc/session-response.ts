@@ -20,6 +20,8 @@ export interface SessionPart {
   outputs: ChunkView[];
   end: boolean;
   status?: CallStatus;
+  /** In place of `outputSpecs`: they are the last ones the session sent. */
+  outputSpecsAsBefore: boolean;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface SessionPart {
  */
 export function readSessionResponse(bytes: Uint8Array): SessionPart {
   const reader = new BinaryReader(bytes);
-  const part: SessionPart = { id: 0, outputs: [], end: false };
+  const part: SessionPart = { id: 0, outputs: [], end: false, outputSpecsAsBefore: false };
   try {
     while (reader.pos < reader.len) {
       const [field, wire] = reader.tag();
@@ -38,9 +40,11 @@ export function readSessionResponse(bytes: Uint8Array): SessionPart {
         part.outputSpecs = reader.bytes();
       } else if (field === RESPONSE.outputs.number && wire === WireType.LengthDelimited) {
         part.outputs.push(readChunkFrom(reader, reader.uint32() + reader.pos));
-      } else if (field === RESPONSE.end.number && wire === WireType.Varint)
+      } else if (field === RESPONSE.end.number && wire === WireType.Varint) {
         part.end = reader.bool();
-      else if (field === RESPONSE.status.number && wire === WireType.LengthDelimited) {
+      } else if (field === RESPONSE.outputSpecsAsBefore.number && wire === WireType.Varint) {
+        part.outputSpecsAsBefore = reader.bool();
+      } else if (field === RESPONSE.status.number && wire === WireType.LengthDelimited) {
         part.status = readStatus(reader, reader.uint32() + reader.pos);
       } else reader.skip(wire, field);
     }

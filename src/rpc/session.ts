@@ -1,4 +1,5 @@
 import { type Client, type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
+import { DecodeError } from "../errors";
 import { WorkerError } from "./errors";
 import { cancelMessage } from "./session-request";
 import { readSessionResponse, type SessionPart } from "./session-response";
@@ -42,6 +43,8 @@ export class Session {
   refused = false;
   /** Whether the current stream's headers came: the worker took it. */
   private taken = false;
+  /** The output specs the current stream sent last (a copy): what "as before" means. */
+  private lastSpecs: Uint8Array | undefined;
 
   constructor(
     private readonly stub: Client,
@@ -108,6 +111,7 @@ export class Session {
     this.stream = stream;
     this.streams += 1;
     this.taken = false;
+    this.lastSpecs = undefined;
     stream.on("metadata", () => {
       if (this.stream === stream) this.taken = true;
     });
@@ -130,6 +134,9 @@ export class Session {
     let part: SessionPart;
     try {
       part = readSessionResponse(bytes);
+      // Kept whichever call they answer, a cancelled one too: the worker counts them sent.
+      if (part.outputSpecs !== undefined) this.lastSpecs = part.outputSpecs.slice();
+      else if (part.outputSpecsAsBefore) part.outputSpecs = this.specsAsBefore();
     } catch (error) {
       this.broken(stream, new WorkerError(status.INTERNAL, (error as Error).message));
       stream.cancel();
@@ -139,6 +146,15 @@ export class Session {
     if (receiver === undefined) return; // a call cancelled, or timed out, here
     if (part.end || part.status !== undefined) this.open.delete(part.id);
     receiver.part(part);
+  }
+
+  /** The last output specs, for an answer that says they are as before (DecodeError if none came). */
+  private specsAsBefore(): Uint8Array {
+    if (this.lastSpecs === undefined) {
+      const detail = "output specs as before, but the session sent none before";
+      throw new DecodeError("output_specs_as_before", "invalid-value", detail);
+    }
+    return this.lastSpecs;
   }
 
   /** The stream is over: its open calls fail (`cause` said how), and the next call opens another. */

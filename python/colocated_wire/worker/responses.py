@@ -73,12 +73,19 @@ OutputChunk = tuple[int, Sequence[tuple[int, int]] | None, int, Any, bool]
 
 
 def session_answer(
-    call_id: int, specs: bytes | None, chunks: Sequence[OutputChunk], end: bool
+    call_id: int,
+    specs: bytes | None,
+    chunks: Sequence[OutputChunk],
+    end: bool,
+    specs_as_before: bool = False,
 ) -> bytes:
     """The SessionResponse of one part of a call's answer: the outputs' SpecsPayload (in the
-    first part), these output chunks, and `end` on the last; each chunk's data copied once."""
+    first part; or `output_specs_as_before` when they are the bytes the session last sent),
+    these output chunks, and `end` on the last; each chunk's data copied once."""
     parts = [_SESSION_ID_TAG, varint(call_id)] if call_id else []
-    if specs is not None:
+    if specs_as_before:
+        parts.append(_SESSION_SPECS_AS_BEFORE)
+    elif specs is not None:
         parts += (_SESSION_SPECS_TAG, varint(len(specs)), specs)
     for chunk in chunks:
         parts += _delimited(_SESSION_OUTPUT_TAG, _chunk(*chunk))
@@ -147,5 +154,6 @@ _SESSION_SPECS_TAG = _tag(service_pb2.SessionResponse, "output_specs")
 _SESSION_OUTPUT_TAG = _tag(service_pb2.SessionResponse, "outputs")
 _SESSION_STATUS_TAG = _tag(service_pb2.SessionResponse, "status")
 _SESSION_END = _tag(service_pb2.SessionResponse, "end") + b"\x01"
+_SESSION_SPECS_AS_BEFORE = _tag(service_pb2.SessionResponse, "output_specs_as_before") + b"\x01"
 _STATUS_CODE_TAG = _tag(service_pb2.CallStatus, "code")
 _STATUS_MESSAGE_TAG = _tag(service_pb2.CallStatus, "message")

@@ -201,6 +201,7 @@ class Session:
         self._gone = False  # the stream was cancelled or passed its deadline
         self._failed: tuple[grpc.StatusCode, str] | None = None  # why the stream ends
         self._last_id = -1
+        self._last_specs: bytes | None = None  # the output specs this session sent last
 
     def start(self) -> None:
         self._stream.add_callback(self._stream_ended)
@@ -355,11 +356,15 @@ class Session:
                     context, lambda: TURN.run(devices, context, work), job_call_id, "job_call_id"
                 ),
             )
-            for part in answer_parts(call.id, name, result, version):
+            outputs, specs = output_specs_payload(name, result, version)
+            as_before = specs == self._last_specs
+            for part in answer_parts(call.id, name, outputs, specs, as_before):
                 check_active(context, "sending its outputs")
                 if last is not None:
+                    self._last_specs = specs  # as the client will have them, from this part on
                     yield last
                 last = part
+        self._last_specs = specs
         yield last
 
     def _status(self, call: Call, code: grpc.StatusCode, message: str) -> bytes:
@@ -402,22 +407,25 @@ def call_requests(call: SessionCallView) -> list[ShardedRequest]:
     return requests
 
 
-def answer_parts(call_id: int, name: str, result: object, version: int) -> Iterator[bytes]:
-    """The SessionResponse parts of a call's outputs: one with the specs, every chunk and
-    `end` when they come to at most ANSWER_BYTES; else parts of at most ANSWER_BYTES of
-    chunks each, the specs in the first and `end` on the last."""
-    outputs, specs = output_specs_payload(name, result, version)
+def answer_parts(
+    call_id: int, name: str, outputs: list, specs: bytes, as_before: bool = False
+) -> Iterator[bytes]:
+    """The SessionResponse parts of a call's outputs (and their SpecsPayload `specs`): one
+    with the specs, every chunk and `end` when they come to at most ANSWER_BYTES; else parts
+    of at most ANSWER_BYTES of chunks each, the specs in the first and `end` on the last.
+    `as_before`: the specs are what the session sent last, so the first part says so instead
+    of sending them again."""
     part: list[OutputChunk] = []
     size = 0
     for leaf, index, data in each_shard(name, outputs):
         for chunk in chunk_parts(leaf, index, data):
             nbytes = len(chunk[3])
             if part and size + nbytes > ANSWER_BYTES:
-                yield session_answer(call_id, specs, part, end=False)
-                specs, part, size = None, [], 0
+                yield session_answer(call_id, specs, part, end=False, specs_as_before=as_before)
+                specs, part, size, as_before = None, [], 0, False
             part.append(chunk)
             size += nbytes
-    yield session_answer(call_id, specs, part, end=True)
+    yield session_answer(call_id, specs, part, end=True, specs_as_before=as_before)
 
 
 class Sessions:

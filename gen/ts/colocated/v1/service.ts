@@ -246,7 +246,15 @@ export interface SessionResponse {
   outputSpecs?: SpecsPayload | undefined;
   outputs: ShardChunk[];
   end: boolean;
-  status?: CallStatus | undefined;
+  status?:
+    | CallStatus
+    | undefined;
+  /**
+   * In place of output_specs: they are the bytes of the last output_specs this
+   * session sent. A program answers with the same specs every call, and a
+   * member of a large job would send them (they name all its devices) each time.
+   */
+  outputSpecsAsBefore: boolean;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -2399,7 +2407,15 @@ export const CallStatus: MessageFns<CallStatus> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { id: 0n, outputSpecs: undefined, outputs: [], end: false, status: undefined, _unknownFields: {} };
+  return {
+    id: 0n,
+    outputSpecs: undefined,
+    outputs: [],
+    end: false,
+    status: undefined,
+    outputSpecsAsBefore: false,
+    _unknownFields: {},
+  };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -2421,6 +2437,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     if (message.status !== undefined) {
       CallStatus.encode(message.status, writer.uint32(42).fork()).join();
+    }
+    if (message.outputSpecsAsBefore !== false) {
+      writer.uint32(48).bool(message.outputSpecsAsBefore);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -2486,6 +2505,14 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.status = CallStatus.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.outputSpecsAsBefore = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2517,6 +2544,11 @@ export const SessionResponse: MessageFns<SessionResponse> = {
       outputs: globalThis.Array.isArray(object?.outputs) ? object.outputs.map((e: any) => ShardChunk.fromJSON(e)) : [],
       end: isSet(object.end) ? globalThis.Boolean(object.end) : false,
       status: isSet(object.status) ? CallStatus.fromJSON(object.status) : undefined,
+      outputSpecsAsBefore: isSet(object.outputSpecsAsBefore)
+        ? globalThis.Boolean(object.outputSpecsAsBefore)
+        : isSet(object.output_specs_as_before)
+        ? globalThis.Boolean(object.output_specs_as_before)
+        : false,
     };
   },
 
@@ -2537,6 +2569,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.status !== undefined) {
       obj.status = CallStatus.toJSON(message.status);
     }
+    if (message.outputSpecsAsBefore !== false) {
+      obj.outputSpecsAsBefore = message.outputSpecsAsBefore;
+    }
     return obj;
   },
 
@@ -2554,6 +2589,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     message.status = (object.status !== undefined && object.status !== null)
       ? CallStatus.fromPartial(object.status)
       : undefined;
+    message.outputSpecsAsBefore = object.outputSpecsAsBefore ?? false;
     return message;
   },
 };

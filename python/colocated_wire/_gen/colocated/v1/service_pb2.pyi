@@ -171,18 +171,20 @@ class CallStatus(_message.Message):
     def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
-    __slots__ = ("id", "output_specs", "outputs", "end", "status")
+    __slots__ = ("id", "output_specs", "outputs", "end", "status", "output_specs_as_before")
     ID_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_SPECS_FIELD_NUMBER: _ClassVar[int]
     OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SPECS_AS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     id: int
     output_specs: _payload_pb2.SpecsPayload
     outputs: _containers.RepeatedCompositeFieldContainer[ShardChunk]
     end: bool
     status: CallStatus
-    def __init__(self, id: _Optional[int] = ..., output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[ShardChunk, _Mapping]]] = ..., end: _Optional[bool] = ..., status: _Optional[_Union[CallStatus, _Mapping]] = ...) -> None: ...
+    output_specs_as_before: bool
+    def __init__(self, id: _Optional[int] = ..., output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[ShardChunk, _Mapping]]] = ..., end: _Optional[bool] = ..., status: _Optional[_Union[CallStatus, _Mapping]] = ..., output_specs_as_before: _Optional[bool] = ...) -> None: ...
 
 class GetTopologyRequest(_message.Message):
     __slots__ = ()
