@@ -84,8 +84,9 @@ export interface GetVersionResponse {
  * How much a worker takes on at once (its --max-concurrent-calls and
  * --max-inflight-bytes). A call beyond either limit is refused with
  * RESOURCE_EXHAUSTED before it runs, never queued; a client keeps its own
- * calls within them and queues the rest itself. Only Execute, LoadProgram
- * and ExecuteSharded count. Zero means no limit.
+ * calls within them and queues the rest itself. Only Execute, LoadProgram,
+ * ExecuteSharded and each call on a Session count (open sessions are limited
+ * apart, by --max-sessions). Zero means no limit.
  */
 export interface WorkerLimits {
   /** Calls in flight at once. */
