@@ -67,10 +67,10 @@ export function groupPlotSvg(r: GroupResults): string {
         series("real, array", ARRAY, false, real, perMember("array")),
         series("fixed-answer, small", SMALL, true, fixed, perMember("small")),
         series("fixed-answer, array", ARRAY, true, fixed, perMember("array")),
-        series("fixed-answer, small, a stream per call", STREAMS, true, fixed, (row) =>
+        series("a stream per call, small", STREAMS, true, fixed, (row) =>
           "streams" in row ? row.streams.cpuMs / row.members : 0,
         ),
-        series("bare HTTP/2, small, a stream per call", FLOOR, true, fixed, (row) =>
+        series("bare HTTP/2, small", FLOOR, true, fixed, (row) =>
           "floor" in row ? row.floor.cpuMs / row.members : 0,
         ),
         {

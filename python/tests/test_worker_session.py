@@ -19,7 +19,7 @@ import pytest
 import worker_gate
 from test_worker import float_spec, program, request
 from test_worker_drain import Worker, open_gate
-from test_worker_sharded import X, Y, shards_of, spec, start
+from test_worker_sharded import X, Y, assemble, shards_of, spec, start
 
 from colocated_wire import deserialize_specs, examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
@@ -164,23 +164,9 @@ def outputs_of(parts: list[service_pb2.SessionResponse]):
     assert not any(p.HasField("output_specs") for p in parts[1:])
     assert not any(p.end for p in parts[:-1])
     _, leaves = deserialize_specs(parts[0].output_specs.SerializeToString())
-    outputs = [np.zeros(s.shape, s.dtype) for s in leaves]
-    filled = [np.zeros(s.shape, bool) for s in leaves]
-    index = received = None
-    for c in (c for p in parts for c in p.outputs):
-        if c.HasField("index"):
-            index = tuple(slice(a, b) for a, b in zip(c.index.start, c.index.stop, strict=True))
-            received = b""
-        assert c.offset == len(received)
-        assert len(c.data) <= OUTPUT_CHUNK_BYTES
-        received += c.data
-        if c.last:
-            out = outputs[c.leaf]
-            assert not filled[c.leaf][index].any(), "a shard arrived twice"
-            out[index] = np.frombuffer(received, out.dtype).reshape(out[index].shape)
-            filled[c.leaf][index] = True
-    assert all(f.all() for f in filled)
-    return leaves, outputs
+    chunks = [c for p in parts for c in p.outputs]
+    assert all(len(c.data) <= OUTPUT_CHUNK_BYTES for c in chunks)
+    return leaves, assemble(leaves, chunks)
 
 
 SUMMARY = ["count_positive", "doubled", "positive", "row_sums", "sum"]

@@ -97,16 +97,20 @@ def call(stub, fun, specs, values, size=1 << 20):
     assert responses[0].WhichOneof("part") == "output_specs"
     assert responses[-1].WhichOneof("part") == "end"
     _, leaves = deserialize_specs(responses[0].output_specs.SerializeToString())
+    outputs = assemble(leaves, (r.chunk for r in responses[1:-1]))
+    return leaves, outputs, len(requests) - 2, len(responses) - 2
+
+
+def assemble(leaves, chunks) -> list[np.ndarray]:
+    """Each output array from its shards' chunks, checked: each shard once, in order, whole."""
     outputs = [np.zeros(s.shape, s.dtype) for s in leaves]
     filled = [np.zeros(s.shape, bool) for s in leaves]
-    index = None
-    for r in responses[1:-1]:
-        c = r.chunk
+    index = received = None
+    for c in chunks:
         if c.HasField("index"):
-            index, received = (
-                tuple(slice(a, b) for a, b in zip(c.index.start, c.index.stop, strict=True)),
-                b"",
-            )
+            index = tuple(slice(a, b) for a, b in zip(c.index.start, c.index.stop, strict=True))
+            received = b""
+        assert c.offset == len(received)
         received += c.data
         if c.last:
             out = outputs[c.leaf]
@@ -114,7 +118,7 @@ def call(stub, fun, specs, values, size=1 << 20):
             out[index] = np.frombuffer(received, out.dtype).reshape(out[index].shape)
             filled[c.leaf][index] = True
     assert all(f.all() for f in filled)
-    return leaves, outputs, len(requests) - 2, len(responses) - 2
+    return outputs
 
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4) - 10
