@@ -24,6 +24,7 @@ from test_worker_sharded import X, Y, assemble, shards_of, spec, start
 from colocated_wire import deserialize_specs, examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import metrics as worker_metrics
+from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
 from colocated_wire.worker.main import CONTROL_THREADS, MAX_MESSAGE_BYTES, grpc_server
@@ -32,7 +33,7 @@ from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.requests import read_session_request
 from colocated_wire.worker.responses import session_answer, session_status
 from colocated_wire.worker.service import ColocatedWorker, handlers
-from colocated_wire.worker.session import ANSWER_BYTES, CallContext
+from colocated_wire.worker.session import ANSWER_BYTES
 from colocated_wire.worker.sharded import MAX_CHUNK_BYTES, OUTPUT_CHUNK_BYTES
 
 SESSION = "/colocated.v1.ColocatedWorkerService/Session"

@@ -11,11 +11,11 @@ specs, every output chunk and `end`), a larger one several, and a refused call o
 A call runs the same code as ExecuteSharded (worker/sharded.py): admitted against the
 worker's limits, its inputs checked and assembled by InputShards, its function run in the
 devices' turn and together with the job's other members. What that code asks of a call's
-gRPC context (is the call still wanted, how long it has, a callback when it ends) a
-CallContext answers for the call: its own deadline (`timeout_ms`) within the session's, and
-its own cancellation (a `cancel` naming it, or the stream's end). A thread reads the
-requests, so that a `cancel` reaches the call it names while that call runs; the calls run
-one at a time, in order, on the stream's thread, since a session carries one caller's calls.
+gRPC context a CallContext (worker/call_context.py) answers for the call: its own deadline
+(`timeout_ms`) within the session's, and its own cancellation (a `cancel` naming it, or the
+stream's end). A thread reads the requests, so that a `cancel` reaches the call it names
+while that call runs; the calls run one at a time, in order, on the stream's thread, since a
+session carries one caller's calls.
 A refusal ends that call alone, with its status, and the session goes on. A drain (SIGTERM)
 ends every session after its current call (UNAVAILABLE), so that the worker neither cuts a
 call short nor waits on a client's idle stream.
@@ -34,11 +34,12 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import grpc
 
 from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.errors import (
     Refused,
@@ -98,74 +99,6 @@ def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[
     ending = session.ending()
     if ending is not None:
         context.abort(*ending)
-
-
-class CallContext:
-    """What a call's code asks of its gRPC context, answered for one call of a session: it is
-    active until its own deadline passes, the client cancels it, or the stream ends."""
-
-    def __init__(self, stream: grpc.ServicerContext, deadline: float | None):
-        self._stream = stream
-        self.deadline = deadline  # time.monotonic() seconds, or None for the session's
-        self.cancelled = False  # by a `cancel` naming it
-        self._ended = False
-        self._lock = threading.Lock()
-        self._callbacks: list[Callable[[], None]] = []
-        self._timer: threading.Timer | None = None
-
-    def is_active(self) -> bool:
-        if self._ended or not self._stream.is_active():
-            return False
-        return self.deadline is None or time.monotonic() < self.deadline
-
-    def time_remaining(self) -> float | None:
-        """Seconds to the call's deadline or the session's, whichever is sooner; None if
-        neither has one."""
-        stream = self._stream.time_remaining()
-        if self.deadline is None:
-            return stream
-        own = max(self.deadline - time.monotonic(), 0.0)
-        return own if stream is None else min(own, stream)
-
-    def expired(self) -> bool:
-        """Whether the call's own deadline has passed."""
-        return self.deadline is not None and time.monotonic() >= self.deadline
-
-    def add_callback(self, callback: Callable[[], None]) -> bool:
-        """Calls `callback()` once the call is no longer wanted (as gRPC calls a context's
-        callbacks when its call ends); False, and never called, if it has ended already."""
-        with self._lock:
-            if self._ended:
-                return False
-            self._callbacks.append(callback)
-            if self.deadline is not None and self._timer is None:  # only a call that waits
-                self._timer = threading.Timer(self.deadline - time.monotonic(), self.end)
-                self._timer.daemon = True
-                self._timer.start()
-        return True
-
-    def cancel(self) -> None:
-        """The client cancelled the call."""
-        self.cancelled = True
-        self.end()
-
-    def end(self) -> None:
-        """The call is no longer wanted: its callbacks run, once."""
-        for callback in self._close():
-            callback()
-
-    def close(self) -> None:
-        """The call has been answered: its callbacks are dropped, never run."""
-        self._close()
-
-    def _close(self) -> list[Callable[[], None]]:
-        with self._lock:
-            self._ended = True
-            callbacks, self._callbacks = self._callbacks, []
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
-        return callbacks
 
 
 class Call:
