@@ -42,10 +42,11 @@ describe("channelOptions", () => {
         ],
       });
     }
-    // Every unary method of the service is retried; the one streaming method is not.
+    // Every unary method of the service is retried; the streaming methods are not.
     const methods = Object.values(ColocatedWorkerServiceService);
     expect(methods.filter((m) => m.requestStream).map((m) => m.path)).toEqual([
       "/colocated.v1.ColocatedWorkerService/ExecuteSharded",
+      "/colocated.v1.ColocatedWorkerService/Session",
     ]);
     expect(methods.filter((m) => !m.requestStream)).toHaveLength(4);
     // grpc-js checks a service config as it makes the channel, and throws on a bad one.

@@ -15,15 +15,14 @@ export class GroupCall {
   /** The member whose output specs came first. */
   private first = 0;
   private readonly buffers: Uint8Array[] = [];
-  private readonly moved: ShardedProgress[];
+  /** Of each member, its bytes moved so far: kept once progress is reported. */
+  private moved: ShardedProgress[] | undefined;
   private readonly total: ShardedProgress = { sentBytes: 0, receivedBytes: 0 };
 
   constructor(
     private readonly program: GroupProgram,
     private readonly members: readonly GroupMember[],
-  ) {
-    this.moved = members.map(() => ({ sentBytes: 0, receivedBytes: 0 }));
-  }
+  ) {}
 
   /** Member `i`'s part: the shards it is sent, its shards of the outputs, the shared buffers. */
   scope(i: number): ShardScope {
@@ -55,6 +54,7 @@ export class GroupCall {
 
   /** Member `i`'s bytes moved so far: the sum over every member, kept as a running total. */
   progress(i: number, progress: ShardedProgress): ShardedProgress {
+    this.moved ??= this.members.map(() => ({ sentBytes: 0, receivedBytes: 0 }));
     const was = this.moved[i];
     this.total.sentBytes += progress.sentBytes - was.sentBytes;
     this.total.receivedBytes += progress.receivedBytes - was.receivedBytes;

@@ -105,21 +105,20 @@ class MemberCall implements SessionReceiver {
   private id = 0;
   private done = false;
   private reloaded = false;
-  private readonly outputs: ShardedOutputs;
+  /** The answer as it arrives: made with its first part, so a call in flight holds little. */
+  private outputs: ShardedOutputs | undefined;
 
   constructor(
     readonly member: SessionMember,
     private readonly index: number,
     private readonly program: GroupProgram,
-    version: number,
+    private readonly version: number,
     private readonly checked: CheckedCall,
-    call: GroupCall,
+    private readonly call: GroupCall,
     /** The fields every member's call shares (callTail). */
     private tail: Uint8Array,
     private readonly options: SessionCallOptions,
-  ) {
-    this.outputs = new ShardedOutputs(version, call.scope(index), checked.into);
-  }
+  ) {}
 
   /** Sends the call, naming the program by `digest`. */
   send(digest: Uint8Array): void {
@@ -135,13 +134,19 @@ class MemberCall implements SessionReceiver {
         this.failed(part.status.code, part.status.message);
         return;
       }
-      if (part.outputSpecs !== undefined) this.outputs.specs(part.outputSpecs);
-      for (const chunk of part.outputs) this.outputs.chunk(chunk);
+      this.outputs ??= new ShardedOutputs(
+        this.version,
+        this.call.scope(this.index),
+        this.checked.into,
+      );
+      const outputs = this.outputs;
+      if (part.outputSpecs !== undefined) outputs.specs(part.outputSpecs);
+      for (const chunk of part.outputs) outputs.chunk(chunk);
       if (!part.end) return;
-      this.outputs.end();
+      outputs.end();
       this.options.onProgress?.(this.index, {
         sentBytes: this.program.inputBytes[this.index],
-        receivedBytes: this.outputs.receivedBytes,
+        receivedBytes: outputs.receivedBytes,
       });
       this.finish(undefined);
     } catch (error) {
@@ -182,6 +187,7 @@ class MemberCall implements SessionReceiver {
   private finish(error: Error | undefined): void {
     if (this.done) return;
     this.done = true;
+    this.outputs = undefined; // its shards are in the group's buffers
     this.settle(error);
   }
 

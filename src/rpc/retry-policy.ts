@@ -8,7 +8,9 @@ import { ColocatedWorkerServiceService as Service } from "../../gen/ts/colocated
  * retried: grpc-js would have to keep every chunk written to replay the stream, it stops
  * keeping them past its retry buffer (1 MiB), so whether a refused stream came back would
  * depend on the size of its inputs; and the worker also refuses a stream midway (bytes
- * beyond its limit), after it has read part of it.
+ * beyond its limit), after it has read part of it. Nor is Session: it lives for many calls,
+ * and refuses each on its own, in the stream (a WorkerGroup whose session a worker refuses
+ * calls by ExecuteSharded).
  */
 export const RETRIED_METHODS = [
   Service.getVersion,
