@@ -58,11 +58,16 @@ import { SCHEMA_MINOR_VERSION } from "../src/version";
  * 4 MiB in all go in parts of at most 1 MiB of 1 MiB chunks, the specs in the first part and
  * `end` in the last. A member's parts are encoded once per program; a call writes only its id
  * in front of them. The mode applies per call: "error" answers a status part at once, "hang"
- * answers nothing but a `cancel` of that call (CANCELLED).
+ * answers nothing but a `cancel` of that call (CANCELLED), "drop" ends the session (UNAVAILABLE,
+ * as a worker that went away) and refuses another (RESOURCE_EXHAUSTED, as a worker whose
+ * --max-sessions are taken); ExecuteSharded answers as "ok" in that mode.
  */
 
-/** A member's next calls: answer, fail at once (INTERNAL), or never answer. */
-export type FixedMode = "ok" | "error" | "hang";
+/**
+ * A member's next calls: answer, fail at once (INTERNAL), never answer, or (sessions only) end
+ * the session and refuse another.
+ */
+export type FixedMode = "ok" | "error" | "hang" | "drop";
 
 /** The limits a fixed-answer member states in GetVersion, as a worker's defaults would. */
 const LIMITS = { maxConcurrentCalls: 16, maxInflightBytes: 1n << 30n };
@@ -420,8 +425,12 @@ function handlers(job: FixedJob, process: number, sessions: boolean) {
       sharded(call, job, process);
     },
     session(call: ServerDuplexStream<SessionRequest, SessionOut>) {
-      if (sessions) session(call, job, process);
-      else call.emit("error", { code: status.UNIMPLEMENTED, details: "started without sessions" });
+      if (!sessions) {
+        call.emit("error", { code: status.UNIMPLEMENTED, details: "started without sessions" });
+      } else if (job.mode(process) === "drop") {
+        const details = `fixed-answer member ${process} serves no more sessions (--max-sessions)`;
+        call.emit("error", { code: status.RESOURCE_EXHAUSTED, details });
+      } else session(call, job, process);
     },
   };
 }
@@ -514,6 +523,11 @@ function session(
     }
     const { id } = part.value;
     const mode = job.mode(process);
+    if (mode === "drop") {
+      const details = `fixed-answer member ${process} dropped its session`;
+      call.emit("error", { code: status.UNAVAILABLE, details });
+      return;
+    }
     if (mode === "error")
       return fail(id, status.INTERNAL, `fixed-answer member ${process} told to fail`);
     if (mode === "hang") {

@@ -141,6 +141,31 @@ describe("a WorkerGroup of fixed-answer members", () => {
     }
   });
 
+  test("a session that breaks fails its call; a member that then refuses a new one moves the group to streams", async () => {
+    const { small } = calls();
+    const own = await WorkerGroup.connect(servers.map((s) => s.target));
+    try {
+      await own.executeSharded(small.program, small.inputs);
+      job.setMode(1, "drop"); // ends its session at the next call, and refuses another
+      const outcome = () =>
+        own.executeSharded(small.program, small.inputs).then(
+          () => undefined,
+          (e: unknown) => e as MemberError,
+        );
+      const dropped = await outcome();
+      expect(dropped).toBeInstanceOf(MemberError);
+      expect([dropped?.member.processIndex, dropped?.code]).toEqual([1, status.UNAVAILABLE]);
+      const refused = await outcome(); // the next call opens a new session, which is refused
+      expect([refused?.member.processIndex, refused?.code]).toEqual([1, status.RESOURCE_EXHAUSTED]);
+      expect(refused?.message).toContain("--max-sessions");
+      const { data } = await own.executeSharded(small.program, small.inputs); // by streams
+      expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
+      expect(own.sessionCounts).toEqual({ calls: 0, streams: 0 }); // its sessions are closed
+    } finally {
+      own.close();
+    }
+  });
+
   test("a program the member no longer holds is loaded again and the call made once more", async () => {
     const { small } = calls();
     await group.executeSharded(small.program, small.inputs);
