@@ -14,20 +14,35 @@ export interface Job {
  * worker when there is one. Resolves once every worker serves.
  */
 export async function startJob(root: string, processes: number, devices: number): Promise<Job> {
+  const flags = ["--devices", String(devices), "--allow-module", "colocated_wire.examples"];
+  const { workers, stop } = await startJobWorkers(root, processes, flags);
+  return { targets: workers.map((w) => w.target), stop };
+}
+
+/**
+ * Starts `processes` workers with `flags` (beyond the module, the port and the job's own) as
+ * one JAX job, and resolves with their processes, by process id, once every one serves (each
+ * within `timeoutMs`, when given). When one fails to start, every other is stopped: it would
+ * wait for the missing one.
+ */
+export async function startJobWorkers(
+  root: string,
+  processes: number,
+  flags: readonly string[],
+  timeoutMs?: number,
+): Promise<{ workers: WorkerProcess[]; stop(): Promise<void> }> {
   const python = path.join(root, ".venv", "bin", "python");
-  const base = ["-m", "colocated_wire.worker", "--port", "0", "--devices", String(devices)];
-  const flags = [...base, "--allow-module", "colocated_wire.examples"];
+  const base = ["-m", "colocated_wire.worker", "--port", "0", ...flags];
   const coordinator = `127.0.0.1:${await freePort()}`;
   const workers: WorkerProcess[] = []; // by process id
   // Every member of a job leaves it together: SIGTERM to all at once.
   const stop = () => Promise.all(workers.flatMap((w) => (w ? [w.stop()] : []))).then(() => {});
-  // One member that fails to start would leave the others waiting for it: stop them all.
   const failed = new AbortController();
   setMaxListeners(0, failed.signal); // one listener per worker
   const start = async (i: number) => {
-    const args = [...flags, ...jobFlags(coordinator, processes, i)];
+    const args = [...base, ...jobFlags(coordinator, processes, i)];
     try {
-      workers[i] = await spawnServer(python, args, { cwd: root, signal: failed.signal });
+      workers[i] = await spawnServer(python, args, { cwd: root, timeoutMs, signal: failed.signal });
     } catch (error) {
       failed.abort();
       throw error;
@@ -39,5 +54,5 @@ export async function startJob(root: string, processes: number, devices: number)
     await stop();
     throw error;
   }
-  return { targets: workers.map((w) => w.target), stop };
+  return { workers, stop };
 }

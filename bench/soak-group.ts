@@ -1,6 +1,4 @@
 import type { ChildProcess } from "node:child_process";
-import { setMaxListeners } from "node:events";
-import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -13,8 +11,9 @@ import {
   ShapeDtypeStruct,
   SingleDeviceSharding,
 } from "../src";
-import { freePort, jobFlags, spawnServer, type WorkerProcess } from "../src/cli/worker-process";
+import type { WorkerProcess } from "../src/cli/worker-process";
 import { callInputs, WorkerClient, WorkerGroup } from "../src/rpc";
+import { startJobWorkers } from "./group-job";
 import { type CallRecord, keepCalling } from "./soak-lanes";
 import type { PartContext } from "./soak-plan";
 import { derivedSeed, seededRandom } from "./soak-random";
@@ -184,38 +183,13 @@ interface Job {
   stop(): Promise<void>;
 }
 
-/** Starts the job's workers (as bench/group-job.ts does), counting BLOCKED on each one's stderr. */
+/** Starts the job's workers, counting BLOCKED on each one's stderr. */
 async function startJob(root: string, maxConcurrentCalls: number): Promise<Job> {
-  const python = path.join(root, ".venv", "bin", "python");
-  const coordinator = `127.0.0.1:${await freePort()}`;
-  const workers: WorkerProcess[] = [];
-  const stop = () => Promise.all(workers.flatMap((w) => (w ? [w.stop()] : []))).then(() => {});
-  const failed = new AbortController();
-  setMaxListeners(0, failed.signal);
-  const start = async (i: number) => {
-    const args = [
-      ...["-m", "colocated_wire.worker", "--host", "127.0.0.1", "--port", "0"],
-      ...["--devices", String(DEVICES), "--allow-module", EXAMPLES],
-      ...["--max-concurrent-calls", String(maxConcurrentCalls)],
-      ...jobFlags(coordinator, PROCESSES, i),
-    ];
-    try {
-      workers[i] = await spawnServer(python, args, {
-        cwd: root,
-        timeoutMs: START_TIMEOUT_MS,
-        signal: failed.signal,
-      });
-    } catch (error) {
-      failed.abort();
-      throw error;
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: PROCESSES }, (_, i) => start(i)));
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const flags = [
+    ...["--host", "127.0.0.1", "--devices", String(DEVICES), "--allow-module", EXAMPLES],
+    ...["--max-concurrent-calls", String(maxConcurrentCalls)],
+  ];
+  const { workers, stop } = await startJobWorkers(root, PROCESSES, flags, START_TIMEOUT_MS);
   return { workers, blocked: workers.map((w) => counter(w.process, BLOCKED)), stop };
 }
 

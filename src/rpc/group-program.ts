@@ -46,8 +46,11 @@ export class GroupProgram {
   readonly maxInputBytes: number;
   private readonly firstDevice: number;
   private readonly starts = new Map<string, Uint8Array>();
-  /** Of each handle, each member's session call template, made at its first call. */
-  private readonly templates = new Map<string, SessionCallTemplate[]>();
+  /** Of each handle, its ExecuteStart (one for every member) and each member's session call. */
+  private readonly sessionCalls = new Map<
+    string,
+    { start: Uint8Array; templates: SessionCallTemplate[] }
+  >();
   private outputs: GroupOutputs | undefined;
 
   constructor(
@@ -70,12 +73,13 @@ export class GroupProgram {
    */
   sessionCall(i: number, digest: Uint8Array): SessionCallTemplate {
     const key = keyOf(digest);
-    let templates = this.templates.get(key);
-    if (templates === undefined) {
-      templates = [];
-      this.templates.set(key, templates);
+    let calls = this.sessionCalls.get(key);
+    if (calls === undefined) {
+      const start = ExecuteStart.encode({ version: this.version, handle: { digest } }).finish();
+      calls = { start, templates: [] };
+      this.sessionCalls.set(key, calls);
     }
-    let template = templates[i];
+    let template = calls.templates[i];
     if (template === undefined) {
       const leaves = this.program.inputs.leaves;
       const inputs = this.inputs[i].flatMap((indices, leaf) => {
@@ -83,9 +87,8 @@ export class GroupProgram {
         const layout = (index: ShardIndex) => new ShardLayout(leaves[leaf].shape, index, item);
         return indices.map((index) => ({ leaf, index, layout: layout(index) }));
       });
-      const start = ExecuteStart.encode({ version: this.version, handle: { digest } }).finish();
-      template = new SessionCallTemplate(start, inputs);
-      templates[i] = template;
+      template = new SessionCallTemplate(calls.start, inputs);
+      calls.templates[i] = template;
     }
     return template;
   }

@@ -69,12 +69,10 @@ export class Session {
       };
       const onHeaders = () => done();
       const onStatus = ({ code, details }: { code: status; details: string }) =>
-        done(new WorkerError(code, details, this.said(status[code], details)));
+        done(this.failure(code, details));
       const timer = setTimeout(() => {
         const detail = `the worker did not take the session within ${deadlineMs} ms`;
-        done(
-          new WorkerError(status.DEADLINE_EXCEEDED, detail, this.said("DEADLINE_EXCEEDED", detail)),
-        );
+        done(this.failure(status.DEADLINE_EXCEEDED, detail));
       }, deadlineMs);
       stream.on("metadata", onHeaders);
       stream.on("status", onStatus);
@@ -121,11 +119,9 @@ export class Session {
       if (untaken && (code === status.RESOURCE_EXHAUSTED || code === status.UNIMPLEMENTED)) {
         this.refused = true;
       }
-      this.broken(stream, new WorkerError(code, details || message));
+      this.broken(stream, this.failure(code, details || message));
     });
-    stream.on("end", () => {
-      this.broken(stream, new WorkerError(status.UNAVAILABLE, "the worker ended the session"));
-    });
+    stream.on("end", () => this.broken(stream, this.failure(status.OK, "")));
     return stream;
   }
 
@@ -138,7 +134,7 @@ export class Session {
       if (part.outputSpecs !== undefined) this.lastSpecs = part.outputSpecs.slice();
       else if (part.outputSpecsAsBefore) part.outputSpecs = this.specsAsBefore();
     } catch (error) {
-      this.broken(stream, new WorkerError(status.INTERNAL, (error as Error).message));
+      this.broken(stream, this.failure(status.INTERNAL, (error as Error).message));
       stream.cancel();
       return;
     }
@@ -157,21 +153,22 @@ export class Session {
     return this.lastSpecs;
   }
 
-  /** The stream is over: its open calls fail (`cause` said how), and the next call opens another. */
-  private broken(stream: Stream, cause: WorkerError): void {
+  /** The stream is over: its open calls fail with `error`, and the next call opens another. */
+  private broken(stream: Stream, error: WorkerError): void {
     if (this.stream !== stream) return;
     this.stream = undefined;
-    const error = new WorkerError(
-      cause.code,
-      cause.details,
-      this.said(cause.codeName, cause.details),
-    );
     const open = [...this.open.values()];
     this.open.clear();
     for (const receiver of open) receiver.fail(error);
   }
 
-  private said(code: string, details: string): string {
-    return `Session on ${this.target} failed: ${code}: ${details}`;
+  /** How the session failed, as its calls report it; an end without error is UNAVAILABLE. */
+  private failure(code: status, details: string): WorkerError {
+    if (code === status.OK) [code, details] = [status.UNAVAILABLE, "the worker ended the session"];
+    return new WorkerError(
+      code,
+      details,
+      `Session on ${this.target} failed: ${status[code]}: ${details}`,
+    );
   }
 }

@@ -58,16 +58,7 @@ def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape
     path, refs = ctx.path, ctx.refs
     if msg is None:
         raise DecodeError(path, "missing", "specs are required")
-    if not msg.HasField("treedef"):
-        raise DecodeError(f"{path}.treedef", "missing", "specs have no treedef")
-    tctx = CheckContext(ctx.index, f"{path}.treedef", refs, ctx.limits, ctx.minor_version)
-    shape = treedef.check(msg.treedef, tctx)
-    if len(msg.leaves) != shape.num_leaves:
-        raise DecodeError(
-            f"{path}.leaves",
-            "invalid-tree",
-            f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}",
-        )
+    shape = treedef.check_tree_of(msg, ctx, "specs have")
     _check_leaves(msg.leaves, f"{path}.leaves", refs)
     return shape
 

@@ -183,16 +183,10 @@ def _describe(leaf: Any) -> str:
 def check(msg: payload_pb2.Value | None, ctx: CheckContext) -> treedef.TreeShape:
     """Checks a value (None: absent): a treedef, then one leaf per leaf of it, each in order;
     returns the treedef's facts."""
-    path, refs = ctx.path, ctx.refs
+    path = ctx.path
     if msg is None:
         raise DecodeError(path, "missing", "a value payload needs its value")
-    if not msg.HasField("treedef"):
-        raise DecodeError(f"{path}.treedef", "missing", "a value has no treedef")
-    tctx = CheckContext(ctx.index, f"{path}.treedef", refs, ctx.limits, ctx.minor_version)
-    shape = treedef.check(msg.treedef, tctx)
-    if len(msg.leaves) != shape.num_leaves:
-        detail = f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}"
-        raise DecodeError(f"{path}.leaves", "invalid-tree", detail)
+    shape = treedef.check_tree_of(msg, ctx, "a value has")
     for i, leaf in enumerate(msg.leaves):
         check_leaf(leaf, f"{path}.leaves[{i}]", ctx)
     return shape
