@@ -700,15 +700,28 @@ def test_a_drain_ends_an_idle_session_at_once_and_a_busy_one_after_its_call(mesh
     assert all(code_of(p.status.code) == Code.UNAVAILABLE for p in late_parts)
 
 
-def test_with_metrics_on_a_session_is_one_call_and_its_messages_are_counted(mesh, monkeypatch):
+def test_with_metrics_on_each_call_of_a_session_is_counted_and_the_stream_once(mesh, monkeypatch):
     monkeypatch.setattr(worker_metrics, "_serving", True)  # as serve() leaves it
+    monkeypatch.setattr(worker_metrics, "_session_calls", None)
 
     def sample(name: str, **labels: str) -> float:
         return worker_metrics.REGISTRY.get_sample_value(PREFIX + name, labels) or 0.0
 
-    before = [sample("calls_total", method="Session", code="OK")]
-    before += [sample(f"{way}_bytes_total", method="Session") for way in ("request", "response")]
-    requests = [summarize_call(mesh, k) for k in range(2)]
+    def counts() -> list[float]:
+        return [
+            sample("calls_total", method="Session", code="OK"),
+            sample("calls_total", method="SessionCall", code="OK"),
+            sample("calls_total", method="SessionCall", code="NOT_FOUND"),
+            sample("call_duration_seconds_count", method="SessionCall"),
+            sample("request_bytes_total", method="Session"),
+            sample("response_bytes_total", method="Session"),
+        ]
+
+    unknown = service_pb2.ExecuteStart(version=0)
+    unknown.handle.digest = bytes(32)
+    specs = [spec(mesh, "x", "y"), spec(mesh, "x")]
+    requests = [summarize_call(mesh, 0), call(1, unknown, specs, [X, Y]), summarize_call(mesh, 2)]
+    before = counts()
     with served() as (_, channel):
         session = Session(channel)
         answers = []
@@ -718,13 +731,11 @@ def test_with_metrics_on_a_session_is_one_call_and_its_messages_are_counted(mesh
         session.close()
         with pytest.raises(StopIteration):
             session.receive()
-    after = [sample("calls_total", method="Session", code="OK")]
-    after += [sample(f"{way}_bytes_total", method="Session") for way in ("request", "response")]
     sent = sum(r.ByteSize() for r in requests)
-    assert after[0] - before[0] == 1
-    assert after[1] - before[1] == sent
-    assert after[2] - before[2] == session.received_bytes
-    assert len(answers) == 2
+    grew = [b - a for a, b in zip(before, counts(), strict=True)]
+    assert grew == [1, 2, 1, 3, sent, session.received_bytes]
+    assert [code_of(p.status.code) for p in answers[1]] == [Code.NOT_FOUND]
+    assert answers[0][-1].end and answers[2][-1].end
 
 
 @pytest.fixture

@@ -131,6 +131,10 @@ HEALTHY = Gauge(
 HEALTHY.set(1)
 
 _serving = False  # whether serve() started the HTTP server: the calls are observed only then
+# A Session stream counts once, as method "Session", when it ends; each call it carries
+# counts as method "SessionCall", so that a group's calls over sessions are seen one by one.
+SESSION_CALL = "SessionCall"
+_session_calls: MethodMetrics | None = None
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -184,6 +188,17 @@ def program_lookup(found: bool) -> None:
     """Counts a program cache hit, or a miss, when metrics are served."""
     if _serving:
         (PROGRAM_CACHE_HITS if found else PROGRAM_CACHE_MISSES).inc()
+
+
+def session_call_ended(code: grpc.StatusCode, seconds: float) -> None:
+    """Counts a call on a session that ended with `code` after `seconds`, when metrics are
+    served."""
+    global _session_calls
+    if not _serving:
+        return
+    if _session_calls is None:  # a race binds the same series twice, harmlessly
+        _session_calls = MethodMetrics(SESSION_CALL)
+    _session_calls.ended(code, seconds)
 
 
 def healthy(yes: bool) -> None:

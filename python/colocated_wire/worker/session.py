@@ -39,6 +39,7 @@ from collections.abc import Iterator
 import grpc
 
 from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.errors import (
@@ -105,7 +106,7 @@ class Call:
     """A call read from the session: its id, what it carries, its context, and the refusal
     that answers it when it is refused as it is read."""
 
-    __slots__ = ("id", "view", "context", "refusal")
+    __slots__ = ("id", "view", "context", "refusal", "read_at")
 
     def __init__(
         self,
@@ -118,6 +119,7 @@ class Call:
         self.view = view
         self.context = context
         self.refusal = refusal
+        self.read_at = time.perf_counter()  # a call's latency counts from when it is read
 
 
 class Session:
@@ -250,23 +252,34 @@ class Session:
             return None
 
     def answer(self, call: Call) -> Iterator[bytes]:
-        """The call's answer: its parts, or the status that refuses it."""
+        """The call's answer: its parts, or the status that refuses it; counted as one
+        SessionCall in the worker's metrics, with the status its client got."""
         context = call.context
+        code = grpc.StatusCode.UNKNOWN
         try:
             if call.refusal is not None:
                 raise call.refusal
             if context.cancelled:
                 raise cancelled("the client cancelled the call before it ran")
             yield from self._run(call)
+            code = grpc.StatusCode.OK
         except Refused as e:
+            code, message = self._status(call, e.code, e.message)
             if self._stream.is_active():
-                yield self._status(call, e.code, e.message)
+                yield session_status(call.id, code.value[0], message)
+            else:
+                code = worker_metrics.status(self._stream, grpc.StatusCode.CANCELLED)
+        except GeneratorExit:  # gRPC dropped the stream: its client cancelled it
+            code = grpc.StatusCode.CANCELLED
+            raise
         except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
             traceback.print_exc(file=sys.stderr)
-            message = f"the worker failed: {type(e).__name__}: {e}"
-            yield self._status(call, grpc.StatusCode.INTERNAL, message)
+            failed = f"the worker failed: {type(e).__name__}: {e}"
+            code, message = self._status(call, grpc.StatusCode.INTERNAL, failed)
+            yield session_status(call.id, code.value[0], message)
         finally:
             context.close()
+            worker_metrics.session_call_ended(code, time.perf_counter() - call.read_at)
 
     def _run(self, call: Call) -> Iterator[bytes]:
         """ExecuteSharded's code path on the call's requests, within the worker's limits; the
@@ -300,15 +313,17 @@ class Session:
         self._last_specs = specs
         yield last
 
-    def _status(self, call: Call, code: grpc.StatusCode, message: str) -> bytes:
-        """A status part; a call the client cancelled is CANCELLED, one past its own deadline
-        DEADLINE_EXCEEDED, as the call's own status would have been."""
+    def _status(
+        self, call: Call, code: grpc.StatusCode, message: str
+    ) -> tuple[grpc.StatusCode, str]:
+        """A refused call's status; a call the client cancelled is CANCELLED, one past its own
+        deadline DEADLINE_EXCEEDED, as the call's own status would have been."""
         context = call.context
         if context.cancelled and code != grpc.StatusCode.CANCELLED:
             code, message = grpc.StatusCode.CANCELLED, f"the client cancelled the call ({message})"
         elif code == grpc.StatusCode.CANCELLED and not context.cancelled and context.expired():
             code = grpc.StatusCode.DEADLINE_EXCEEDED
-        return session_status(call.id, code.value[0], message)
+        return code, message
 
 
 def call_requests(call: SessionCallView) -> list[ShardedRequest]:
