@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { MemberError, WorkerGroup } from "../src/rpc";
@@ -12,7 +14,8 @@ import { type CallCost, callCost } from "./group-timing";
  * fixed-answer members (bench/group-fixed-service.ts), each a real gRPC server in processes
  * apart from this one, several members a process (bench/group-fixed-servers.ts). What it
  * measures is this process: its CPU and memory per member per call, the time to form the
- * group, and a call in which one member fails.
+ * group, and a call in which one member fails. Each group is measured in a controller process
+ * of its own (measureFixedApart), so that no size is charged for what the bench did before it.
  */
 
 /** A call in which one member fails: how long it took, against its deadline, and whom it named. */
@@ -112,12 +115,14 @@ export async function measureFixed(
         streams(calls.small),
         warmUp,
       );
+      // What the group holds a member, its call path warm: not the array's buffers, which are
+      // per call.
+      const after = memory();
       const arrayCost = await callCost(
         () => group.executeSharded(array.program, array.inputs),
         streams(calls.array),
         warmUp,
       );
-      const after = memory();
       progress(`group: a call in which one of ${members} members fails`);
       const hangMs = Math.max(2_000, Math.ceil((4 * smallCost.p50Ms) / 100) * 100);
       const failed = [
@@ -171,4 +176,48 @@ export async function measureFixed(
   } finally {
     await servers.stop();
   }
+}
+
+/**
+ * measureFixed in a new controller process (this file run as a script), so that its CPU and
+ * memory are the group's alone: not the heap, compiled code and collector threads the bench's
+ * other parts left in this one. Its progress comes through `progress`.
+ */
+export async function measureFixedApart(
+  members: number,
+  devices: number,
+  side: number,
+  calls: { small: number; array: number },
+  progress: (task: string) => void,
+): Promise<FixedRow> {
+  const args = [String(members), String(devices), String(side), String(calls.small)];
+  const child = spawn(process.execPath, [__filename, ...args, String(calls.array)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  let row: FixedRow | undefined;
+  for await (const line of createInterface({ input: child.stdout })) {
+    const [kind, rest] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+    if (kind === "progress") progress(rest);
+    else if (kind === "row") row = JSON.parse(rest) as FixedRow;
+  }
+  const code = await exited;
+  if (code !== 0 || row === undefined) {
+    throw new Error(
+      `the controller of ${members} fixed-answer members exited ${code} without its row`,
+    );
+  }
+  return row;
+}
+
+if (require.main === module) {
+  const [members, devices, side, small, array] = process.argv.slice(2).map(Number);
+  const say = (kind: string, text: string) => process.stdout.write(`${kind} ${text}\n`);
+  measureFixed(members, devices, side, { small, array }, (task) => say("progress", task))
+    // The servers are stopped; exiting once the row is written waits on nothing grpc-js keeps.
+    .then((row) => process.stdout.write(`row ${JSON.stringify(row)}\n`, () => process.exit(0)))
+    .catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
 }

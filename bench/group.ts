@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type FixedRow, measureFixed } from "./group-fixed";
+import { type FixedRow, measureFixedApart } from "./group-fixed";
 import { groupPlotSvg } from "./group-plot";
 import { type DirectRow, measureReal, type RealRow } from "./group-real";
 import { groupMarkdown, updateGroupReadme } from "./group-report";
@@ -79,7 +79,7 @@ export async function measureGroup(
   }
   const fixed: FixedRow[] = [];
   for (const [members, devices] of parts.fixed ? FIXED[size] : []) {
-    fixed.push(await measureFixed(members, devices, side, CALLS[size], progress));
+    fixed.push(await measureFixedApart(members, devices, side, CALLS[size], progress));
   }
   const cpus = os.cpus();
   return {
