@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { createInterface } from "node:readline";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { MemberError, WorkerGroup } from "../src/rpc";
+import { answerApart, measureApart } from "./group-apart";
 import { type FixedMembers, startFixedMembers } from "./group-fixed-servers";
 import { measureFloor } from "./group-floor";
 import { type GroupCall, groupCalls } from "./group-programs";
@@ -178,46 +177,19 @@ export async function measureFixed(
   }
 }
 
-/**
- * measureFixed in a new controller process (this file run as a script), so that its CPU and
- * memory are the group's alone: not the heap, compiled code and collector threads the bench's
- * other parts left in this one. Its progress comes through `progress`.
- */
-export async function measureFixedApart(
+/** measureFixed in a controller process of its own (bench/group-apart.ts). */
+export function measureFixedApart(
   members: number,
   devices: number,
   side: number,
   calls: { small: number; array: number },
   progress: (task: string) => void,
 ): Promise<FixedRow> {
-  const args = [String(members), String(devices), String(side), String(calls.small)];
-  const child = spawn(process.execPath, [__filename, ...args, String(calls.array)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  let row: FixedRow | undefined;
-  for await (const line of createInterface({ input: child.stdout })) {
-    const [kind, rest] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
-    if (kind === "progress") progress(rest);
-    else if (kind === "row") row = JSON.parse(rest) as FixedRow;
-  }
-  const code = await exited;
-  if (code !== 0 || row === undefined) {
-    throw new Error(
-      `the controller of ${members} fixed-answer members exited ${code} without its row`,
-    );
-  }
-  return row;
+  const args = [members, devices, side, calls.small, calls.array];
+  return measureApart<FixedRow>(__filename, args, progress);
 }
 
 if (require.main === module) {
   const [members, devices, side, small, array] = process.argv.slice(2).map(Number);
-  const say = (kind: string, text: string) => process.stdout.write(`${kind} ${text}\n`);
-  measureFixed(members, devices, side, { small, array }, (task) => say("progress", task))
-    // The servers are stopped; exiting once the row is written waits on nothing grpc-js keeps.
-    .then((row) => process.stdout.write(`row ${JSON.stringify(row)}\n`, () => process.exit(0)))
-    .catch((error) => {
-      console.error(error);
-      process.exit(1);
-    });
+  answerApart((progress) => measureFixed(members, devices, side, { small, array }, progress));
 }

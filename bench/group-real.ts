@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { WorkerClient, WorkerGroup } from "../src/rpc";
+import { answerApart, measureApart } from "./group-apart";
 import { startJob } from "./group-job";
 import { groupCalls } from "./group-programs";
 import { type CallCost, callCost } from "./group-timing";
@@ -8,7 +9,8 @@ import { type CallCost, callCost } from "./group-timing";
  * Real workers (issue 31 item 1): one JAX job over jax.distributed (gloo on CPU) of 1 to 16
  * worker processes, each of one or two CPU devices, driven by one WorkerGroup: the time to form
  * the group (connect, negotiate a version, check the topology), and each call's time and the
- * controller's CPU, for the small program and a sharded array.
+ * controller's CPU, for the small program and a sharded array. Each job is measured from a
+ * controller process of its own (measureRealApart).
  */
 
 /** One job of real workers. */
@@ -46,11 +48,20 @@ export async function measureReal(
       const ids = group.topology.devices.map((d) => d.id);
       const { small, array } = groupCalls(ids, devices, side);
       progress(`group: calls over ${workers} workers of ${devices} devices`);
+      // As the fixed-answer part does: warm up on at least 4,000 member calls, so that V8 has
+      // compiled the call path (its compiler's threads count in this process's CPU), and time
+      // at least 2,000.
+      const warmUp = Math.max(3, Math.ceil(4_000 / workers));
+      const smallCalls = Math.max(calls.small, Math.ceil(2_000 / workers));
       const row = {
         workers,
         devicesPerWorker: devices,
         formMs,
-        small: await callCost(() => group.executeSharded(small.program, small.inputs), calls.small),
+        small: await callCost(
+          () => group.executeSharded(small.program, small.inputs),
+          smallCalls,
+          warmUp,
+        ),
         array: await callCost(() => group.executeSharded(array.program, array.inputs), calls.array),
       };
       if (workers !== 1) return { row };
@@ -61,7 +72,8 @@ export async function measureReal(
           devices,
           small: await callCost(
             () => client.executeSharded(small.program, small.inputs),
-            calls.small,
+            smallCalls,
+            warmUp,
           ),
           array: await callCost(
             () => client.executeSharded(array.program, array.inputs),
@@ -78,4 +90,23 @@ export async function measureReal(
   } finally {
     await job.stop();
   }
+}
+
+/** measureReal in a controller process of its own (bench/group-apart.ts). */
+export function measureRealApart(
+  root: string,
+  workers: number,
+  devices: number,
+  side: number,
+  calls: { small: number; array: number },
+  progress: (task: string) => void,
+): Promise<{ row: RealRow; direct?: DirectRow }> {
+  const args = [root, workers, devices, side, calls.small, calls.array];
+  return measureApart(__filename, args, progress);
+}
+
+if (require.main === module) {
+  const [root, ...rest] = process.argv.slice(2);
+  const [workers, devices, side, small, array] = rest.map(Number);
+  answerApart((progress) => measureReal(root, workers, devices, side, { small, array }, progress));
 }

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { type FixedRow, measureFixedApart } from "./group-fixed";
 import { groupPlotSvg } from "./group-plot";
-import { type DirectRow, measureReal, type RealRow } from "./group-real";
+import { type DirectRow, measureRealApart, type RealRow } from "./group-real";
 import { groupMarkdown, updateGroupReadme } from "./group-report";
 import { type GroupTarget, groupTargets } from "./group-targets";
 
@@ -73,7 +73,7 @@ export async function measureGroup(
   const real: RealRow[] = [];
   let direct: DirectRow | undefined;
   for (const [workers, devices] of parts.real ? REAL[size] : []) {
-    const measured = await measureReal(root, workers, devices, side, CALLS[size], progress);
+    const measured = await measureRealApart(root, workers, devices, side, CALLS[size], progress);
     real.push(measured.row);
     direct ??= measured.direct;
   }
