@@ -178,15 +178,10 @@ export async function measureFixed(
 }
 
 /** measureFixed in a controller process of its own (bench/group-apart.ts). */
-export function measureFixedApart(
-  members: number,
-  devices: number,
-  side: number,
-  calls: { small: number; array: number },
-  progress: (task: string) => void,
-): Promise<FixedRow> {
-  const args = [members, devices, side, calls.small, calls.array];
-  return measureApart<FixedRow>(__filename, args, progress);
+export function measureFixedApart(...args: Parameters<typeof measureFixed>): Promise<FixedRow> {
+  const [members, devices, side, calls, progress] = args;
+  const argv = [members, devices, side, calls.small, calls.array];
+  return measureApart<FixedRow>(__filename, argv, progress);
 }
 
 if (require.main === module) {

@@ -94,15 +94,11 @@ export async function measureReal(
 
 /** measureReal in a controller process of its own (bench/group-apart.ts). */
 export function measureRealApart(
-  root: string,
-  workers: number,
-  devices: number,
-  side: number,
-  calls: { small: number; array: number },
-  progress: (task: string) => void,
-): Promise<{ row: RealRow; direct?: DirectRow }> {
-  const args = [root, workers, devices, side, calls.small, calls.array];
-  return measureApart(__filename, args, progress);
+  ...args: Parameters<typeof measureReal>
+): ReturnType<typeof measureReal> {
+  const [root, workers, devices, side, calls, progress] = args;
+  const argv = [root, workers, devices, side, calls.small, calls.array];
+  return measureApart(__filename, argv, progress);
 }
 
 if (require.main === module) {
