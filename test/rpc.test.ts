@@ -20,6 +20,7 @@ import { callInputs, VersionMismatchError, WorkerClient, WorkerError } from "../
 import { range } from "./fixtures";
 import {
   ensurePythonEnv,
+  freePort,
   ROOT,
   type RunningWorker,
   runPython,
@@ -294,6 +295,27 @@ describe("a real colocated worker", () => {
       const again = await refusal(WorkerClient.connect(doomed.target, { deadlineMs: 5_000 }));
       expect(again.code).toBe(status.UNAVAILABLE);
     });
+
+    test("with waitForReady a call made while the worker restarts waits for it; without, it fails", async () => {
+      const flags = ["--allow-module", EXAMPLES, "--port", String(await freePort())];
+      const first = await startWorker(flags);
+      const waiting = await connect(first, { waitForReady: true, deadlineMs: 120_000 });
+      const plain = await connect(first, { deadlineMs: 120_000 });
+      expect(floats((await waiting.execute(release, [f32(matrix(1))])).data[0])).toEqual(matrix(1));
+      const gone = new Promise((resolve) => first.process.once("exit", resolve));
+      first.process.kill("SIGKILL");
+      await gone;
+      // Nothing listens: a call fails at once, unless it waits for the worker to be back.
+      expect((await refusal(plain.execute(release, [f32(matrix(2))]))).code).toBe(
+        status.UNAVAILABLE,
+      );
+      const pending = waiting.execute(release, [f32(matrix(3))]).then(
+        ({ data }) => floats(data[0]),
+        (error: Error) => error,
+      );
+      await startWorker(flags); // on the same port, without the program: it is loaded again
+      expect(await pending).toEqual(matrix(3));
+    }, 180_000);
   });
 
   describe("colocated-wire call", () => {

@@ -33,6 +33,14 @@ export interface ChannelOptions {
    * without trimming the spaces. The payload format itself stays uncompressed.
    */
   compression?: Compression;
+  /**
+   * Calls wait, within their deadline, while the channel connects or reconnects to the worker
+   * (gRPC's wait-for-ready), instead of failing at once with UNAVAILABLE: a client started
+   * before its worker, or whose worker restarts, loses no call to the gap. A worker that does
+   * not come back then fails each call at its deadline rather than at once (a WorkerGroup
+   * names such a member only then). Off by default.
+   */
+  waitForReady?: boolean;
 }
 
 /** The metadata key that asks the worker for compressed responses (worker/compression.py). */
@@ -63,9 +71,9 @@ export function channelCredentials(options: ChannelOptions): ChannelCredentials 
 export const FLOW_CONTROL_WINDOW = 16 << 20;
 
 /**
- * The client options for `compression`, merged over `base`, with a wide receive window and
- * the retry of calls the worker refused at admission (retry-policy.ts; grpc-js 1.14 retries
- * unless `grpc.enable_retries` is 0).
+ * The client options for `compression` and `waitForReady`, merged over `base`, with a wide
+ * receive window and the retry of calls the worker refused at admission (retry-policy.ts;
+ * grpc-js 1.14 retries unless `grpc.enable_retries` is 0).
  */
 export function channelOptions(options: ChannelOptions, base: ClientOptions = {}): ClientOptions {
   const compression = options.compression ?? "none";
@@ -74,16 +82,30 @@ export function channelOptions(options: ChannelOptions, base: ClientOptions = {}
     "grpc.service_config": JSON.stringify(RETRY_SERVICE_CONFIG),
     ...base,
   };
-  if (compression === "none") return base;
-  if (compression !== "gzip") {
+  if (compression !== "none" && compression !== "gzip") {
     throw new TypeError(`compression is "gzip" or "none", not ${JSON.stringify(compression)}`);
   }
+  const interceptors = [
+    ...(base.interceptors ?? []),
+    ...(compression === "gzip" ? [askFor(compression)] : []),
+    // grpc-js reads wait-for-ready from each call's metadata, not from the service config.
+    ...(options.waitForReady ? [waitingForReady] : []),
+  ];
   return {
     ...base,
-    "grpc.default_compression_algorithm": GZIP,
-    interceptors: [...(base.interceptors ?? []), askFor(compression)],
+    ...(compression === "gzip" ? { "grpc.default_compression_algorithm": GZIP } : {}),
+    ...(interceptors.length ? { interceptors } : {}),
   };
 }
+
+/** Makes each call wait for the channel to be ready rather than fail while it connects. */
+const waitingForReady: Interceptor = (options, nextCall) =>
+  new InterceptingCall(nextCall(options), {
+    start(metadata, listener, next) {
+      metadata.setOptions({ ...metadata.getOptions(), waitForReady: true });
+      next(metadata, listener);
+    },
+  });
 
 /** Adds the metadata that asks the worker to compress its responses with `algorithm`. */
 function askFor(algorithm: string): Interceptor {
