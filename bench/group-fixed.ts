@@ -6,7 +6,7 @@ import { answerApart, measureApart } from "./group-apart";
 import { type FixedMembers, startFixedMembers } from "./group-fixed-servers";
 import { measureFloor } from "./group-floor";
 import { type GroupCall, groupCalls } from "./group-programs";
-import { type CallCost, callCost } from "./group-timing";
+import { type CallCost, callCost, callsFor, WARM_UP_MEMBER_CALLS } from "./group-timing";
 
 /**
  * The controller alone, from 16 members to 1,024 (issue 31 item 2): a WorkerGroup over
@@ -107,8 +107,8 @@ export async function measureFixed(
       // Small groups make more calls, so that every size times thousands of streams; and every
       // size warms up on at least 4,000 member calls, so that V8 has compiled the call path
       // (its compiler's threads count in this process's CPU) before the calls are timed.
-      const streams = (n: number) => Math.max(n, Math.ceil((200 * n) / members));
-      const warmUp = Math.max(10, Math.ceil(4_000 / members));
+      const streams = (n: number) => callsFor(members, 200 * n, n);
+      const warmUp = callsFor(members, WARM_UP_MEMBER_CALLS, 10);
       const smallCost = await callCost(
         () => group.executeSharded(small.program, small.inputs),
         streams(calls.small),

@@ -3,7 +3,7 @@ import { WorkerClient, WorkerGroup } from "../src/rpc";
 import { answerApart, measureApart } from "./group-apart";
 import { startJob } from "./group-job";
 import { groupCalls } from "./group-programs";
-import { type CallCost, callCost } from "./group-timing";
+import { type CallCost, callCost, callsFor, WARM_UP_MEMBER_CALLS } from "./group-timing";
 
 /**
  * Real workers (issue 31 item 1): one JAX job over jax.distributed (gloo on CPU) of 1 to 16
@@ -51,8 +51,8 @@ export async function measureReal(
       // As the fixed-answer part does: warm up on at least 4,000 member calls, so that V8 has
       // compiled the call path (its compiler's threads count in this process's CPU), and time
       // at least 2,000.
-      const warmUp = Math.max(3, Math.ceil(4_000 / workers));
-      const smallCalls = Math.max(calls.small, Math.ceil(2_000 / workers));
+      const warmUp = callsFor(workers, WARM_UP_MEMBER_CALLS, 3);
+      const smallCalls = callsFor(workers, 2_000, calls.small);
       const row = {
         workers,
         devicesPerWorker: devices,

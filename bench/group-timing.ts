@@ -13,6 +13,14 @@ export interface CallCost {
   cpuMs: number;
 }
 
+/** Member calls a group warms up on before it is timed: enough that V8 has compiled the call path. */
+export const WARM_UP_MEMBER_CALLS = 4_000;
+
+/** How many group calls make `memberCalls` member calls over `members`, and at least `least`. */
+export function callsFor(members: number, memberCalls: number, least: number): number {
+  return Math.max(least, Math.ceil(memberCalls / members));
+}
+
 /** How many batches a run's CPU is measured in. */
 const BATCHES = 5;
 

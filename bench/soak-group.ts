@@ -500,6 +500,13 @@ async function smallCall(
   checkSummarize(`group call ${n} (summarize)`, result, x, y);
 }
 
+/** affine's inputs for x of rows × cols, drawn from `random` in this order: x, scale, shift. */
+function affineInputs(random: () => number, rows: number, cols: number) {
+  const x = values(random, rows * cols, 1000);
+  const scale = 1 + Math.floor(random() * 4);
+  return { x, scale, shift: values(random, cols, 1000) };
+}
+
 /** affine on the whole job with 2 MiB a member: by ExecuteSharded streams. */
 async function largeCall(
   group: WorkerGroup,
@@ -508,9 +515,7 @@ async function largeCall(
   random: () => number,
   options: CallOptions,
 ): Promise<void> {
-  const x = values(random, SIDE * SIDE, 1000);
-  const scale = 1 + Math.floor(random() * 4);
-  const shift = values(random, SIDE, 1000);
+  const { x, scale, shift } = affineInputs(random, SIDE, SIDE);
   const { data } = await group.executeSharded(program, [x, Float32Array.of(scale), shift], options);
   checkAffine(`group call ${n} (affine, large)`, floats(data[0]), x, scale, shift);
 }
@@ -523,9 +528,7 @@ async function plainCall(
   random: () => number,
   options: CallOptions,
 ): Promise<void> {
-  const x = values(random, PLAIN_ROWS * PLAIN_COLS, 1000);
-  const scale = 1 + Math.floor(random() * 4);
-  const shift = values(random, PLAIN_COLS, 1000);
+  const { x, scale, shift } = affineInputs(random, PLAIN_ROWS, PLAIN_COLS);
   const what = `plain call ${n} on ${client.target}`;
   if (n % 2 === 0) {
     const { data } = await client.execute(program, [f32(x), f32([scale]), f32(shift)], options);
