@@ -47,6 +47,7 @@ describe("channelOptions", () => {
     expect(methods.filter((m) => m.requestStream).map((m) => m.path)).toEqual([
       "/colocated.v1.ColocatedWorkerService/ExecuteSharded",
       "/colocated.v1.ColocatedWorkerService/Session",
+      "/colocated.v1.ColocatedWorkerService/Relay",
     ]);
     expect(methods.filter((m) => !m.requestStream)).toHaveLength(4);
     // grpc-js checks a service config as it makes the channel, and throws on a bad one.

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSKPAQoSR2V0VmVyc2lvblJlc3BvbnNlEioKBnNlcnZlchgBIAEoCzIaLmNvbG9jYXRlZC52MS5WZXJzaW9uUmFuZ2USDwoHdmVyc2lvbhgCIAEoDRIqCgZsaW1pdHMYAyABKAsyGi5jb2xvY2F0ZWQudjEuV29ya2VyTGltaXRzEhAKCHNlc3Npb25zGAQgASgIIkgKDFdvcmtlckxpbWl0cxIcChRtYXhfY29uY3VycmVudF9jYWxscxgBIAEoDRIaChJtYXhfaW5mbGlnaHRfYnl0ZXMYAiABKAQiGQoJQXJyYXlEYXRhEgwKBGRhdGEYASABKAwirAEKDkV4ZWN1dGVSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBItCgZpbnB1dHMYAyADKAsyFy5jb2xvY2F0ZWQudjEuQXJyYXlEYXRhQgSItRgFEisKBmhhbmRsZRgEIAEoCzIbLmNvbG9jYXRlZC52MS5Qcm9ncmFtSGFuZGxlInMKD0V4ZWN1dGVSZXNwb25zZRIwCgxvdXRwdXRfc3BlY3MYASABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkEi4KB291dHB1dHMYAiADKAsyFy5jb2xvY2F0ZWQudjEuQXJyYXlEYXRhQgSItRgFIjkKClNoYXJkSW5kZXgSFQoFc3RhcnQYASADKARCBhABiLUYBBIUCgRzdG9wGAIgAygEQgYQAYi1GAQibwoKU2hhcmRDaHVuaxIMCgRsZWFmGAEgASgNEicKBWluZGV4GAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkSW5kZXgSDgoGb2Zmc2V0GAMgASgEEgwKBGRhdGEYBCABKAwSDAoEbGFzdBgFIAEoCCJ7CgxFeGVjdXRlU3RhcnQSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEisKBmhhbmRsZRgDIAEoCzIbLmNvbG9jYXRlZC52MS5Qcm9ncmFtSGFuZGxlIoYBChVFeGVjdXRlU2hhcmRlZFJlcXVlc3QSKwoFc3RhcnQYASABKAsyGi5jb2xvY2F0ZWQudjEuRXhlY3V0ZVN0YXJ0SAASKQoFY2h1bmsYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0gAEg0KA2VuZBgDIAEoCEgAQgYKBHBhcnQijgEKFkV4ZWN1dGVTaGFyZGVkUmVzcG9uc2USMgoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Ip0BCgtTZXNzaW9uQ2FsbBIKCgJpZBgBIAEoBBIpCgVzdGFydBgCIAEoCzIaLmNvbG9jYXRlZC52MS5FeGVjdXRlU3RhcnQSLgoGaW5wdXRzGAMgAygLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtCBIi1GAUSEgoKdGltZW91dF9tcxgEIAEoBBITCgtqb2JfY2FsbF9pZBgFIAEoCSJVCg5TZXNzaW9uUmVxdWVzdBIpCgRjYWxsGAEgASgLMhkuY29sb2NhdGVkLnYxLlNlc3Npb25DYWxsSAASEAoGY2FuY2VsGAIgASgESABCBgoEcGFydCIrCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCSLXAQoPU2Vzc2lvblJlc3BvbnNlEgoKAmlkGAEgASgEEjAKDG91dHB1dF9zcGVjcxgCIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLwoHb3V0cHV0cxgDIAMoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rQgSItRgFEgsKA2VuZBgEIAEoCBIoCgZzdGF0dXMYBSABKAsyGC5jb2xvY2F0ZWQudjEuQ2FsbFN0YXR1cxIeChZvdXRwdXRfc3BlY3NfYXNfYmVmb3JlGAYgASgIIhQKEkdldFRvcG9sb2d5UmVxdWVzdCJrCg5Ub3BvbG9neURldmljZRIKCgJpZBgBIAEoAxIVCg1wcm9jZXNzX2luZGV4GAIgASgNEhAKCHBsYXRmb3JtGAMgASgJEgwKBGtpbmQYBCABKAkSFgoGY29vcmRzGAUgAygFQgYQAYi1GAQieAoTR2V0VG9wb2xvZ3lSZXNwb25zZRIVCg1wcm9jZXNzX2NvdW50GAEgASgNEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SMwoHZGV2aWNlcxgDIAMoCzIcLmNvbG9jYXRlZC52MS5Ub3BvbG9neURldmljZUIEiLUYAzKGBAoWQ29sb2NhdGVkV29ya2VyU2VydmljZRJPCgpHZXRWZXJzaW9uEh8uY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXF1ZXN0GiAuY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXNwb25zZRJGCgdFeGVjdXRlEhwuY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXNwb25zZRJSCgtMb2FkUHJvZ3JhbRIgLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXNwb25zZRJfCg5FeGVjdXRlU2hhcmRlZBIjLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlcXVlc3QaJC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXNwb25zZSgBMAESUgoLR2V0VG9wb2xvZ3kSIC5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXF1ZXN0GiEuY29sb2NhdGVkLnYxLkdldFRvcG9sb2d5UmVzcG9uc2USSgoHU2Vzc2lvbhIcLmNvbG9jYXRlZC52MS5TZXNzaW9uUmVxdWVzdBodLmNvbG9jYXRlZC52MS5TZXNzaW9uUmVzcG9uc2UoATABYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSKfAQoSR2V0VmVyc2lvblJlc3BvbnNlEioKBnNlcnZlchgBIAEoCzIaLmNvbG9jYXRlZC52MS5WZXJzaW9uUmFuZ2USDwoHdmVyc2lvbhgCIAEoDRIqCgZsaW1pdHMYAyABKAsyGi5jb2xvY2F0ZWQudjEuV29ya2VyTGltaXRzEhAKCHNlc3Npb25zGAQgASgIEg4KBnJlbGF5cxgFIAEoCCJICgxXb3JrZXJMaW1pdHMSHAoUbWF4X2NvbmN1cnJlbnRfY2FsbHMYASABKA0SGgoSbWF4X2luZmxpZ2h0X2J5dGVzGAIgASgEIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCKdAQoLU2Vzc2lvbkNhbGwSCgoCaWQYASABKAQSKQoFc3RhcnQYAiABKAsyGi5jb2xvY2F0ZWQudjEuRXhlY3V0ZVN0YXJ0Ei4KBmlucHV0cxgDIAMoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rQgSItRgFEhIKCnRpbWVvdXRfbXMYBCABKAQSEwoLam9iX2NhbGxfaWQYBSABKAkiVQoOU2Vzc2lvblJlcXVlc3QSKQoEY2FsbBgBIAEoCzIZLmNvbG9jYXRlZC52MS5TZXNzaW9uQ2FsbEgAEhAKBmNhbmNlbBgCIAEoBEgAQgYKBHBhcnQiKwoKQ2FsbFN0YXR1cxIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAki1wEKD1Nlc3Npb25SZXNwb25zZRIKCgJpZBgBIAEoBBIwCgxvdXRwdXRfc3BlY3MYAiABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkEi8KB291dHB1dHMYAyADKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0IEiLUYBRILCgNlbmQYBCABKAgSKAoGc3RhdHVzGAUgASgLMhguY29sb2NhdGVkLnYxLkNhbGxTdGF0dXMSHgoWb3V0cHV0X3NwZWNzX2FzX2JlZm9yZRgGIAEoCCIrCgpSZWxheUNoaWxkEg0KBWNoaWxkGAEgASgNEg4KBnRhcmdldBgCIAEoCSJBCg5SZWxheWVkTWVzc2FnZRINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNEg8KB21lc3NhZ2UYAyABKAwidgoMUmVsYXlSZXF1ZXN0EjAKCGNoaWxkcmVuGAEgAygLMhguY29sb2NhdGVkLnYxLlJlbGF5Q2hpbGRCBIi1GAUSNAoIbWVzc2FnZXMYAiADKAsyHC5jb2xvY2F0ZWQudjEuUmVsYXllZE1lc3NhZ2VCBIi1GAUiVgoKUmVsYXllZEVuZBINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNEigKBnN0YXR1cxgDIAEoCzIYLmNvbG9jYXRlZC52MS5DYWxsU3RhdHVzIi4KDFJlbGF5ZWRUYWtlbhINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNIqQBCg1SZWxheVJlc3BvbnNlEjQKCG1lc3NhZ2VzGAEgAygLMhwuY29sb2NhdGVkLnYxLlJlbGF5ZWRNZXNzYWdlQgSItRgFEiwKBGVuZHMYAiADKAsyGC5jb2xvY2F0ZWQudjEuUmVsYXllZEVuZEIEiLUYBRIvCgV0YWtlbhgDIAMoCzIaLmNvbG9jYXRlZC52MS5SZWxheWVkVGFrZW5CBIi1GAUiFAoSR2V0VG9wb2xvZ3lSZXF1ZXN0ImsKDlRvcG9sb2d5RGV2aWNlEgoKAmlkGAEgASgDEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SEAoIcGxhdGZvcm0YAyABKAkSDAoEa2luZBgEIAEoCRIWCgZjb29yZHMYBSADKAVCBhABiLUYBCJ4ChNHZXRUb3BvbG9neVJlc3BvbnNlEhUKDXByb2Nlc3NfY291bnQYASABKA0SFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIzCgdkZXZpY2VzGAMgAygLMhwuY29sb2NhdGVkLnYxLlRvcG9sb2d5RGV2aWNlQgSItRgDMswEChZDb2xvY2F0ZWRXb3JrZXJTZXJ2aWNlEk8KCkdldFZlcnNpb24SHy5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlcXVlc3QaIC5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlc3BvbnNlEkYKB0V4ZWN1dGUSHC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlcXVlc3QaHS5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlc3BvbnNlElIKC0xvYWRQcm9ncmFtEiAuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVxdWVzdBohLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlc3BvbnNlEl8KDkV4ZWN1dGVTaGFyZGVkEiMuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVxdWVzdBokLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlc3BvbnNlKAEwARJSCgtHZXRUb3BvbG9neRIgLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXNwb25zZRJKCgdTZXNzaW9uEhwuY29sb2NhdGVkLnYxLlNlc3Npb25SZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLlNlc3Npb25SZXNwb25zZSgBMAESRAoFUmVsYXkSGi5jb2xvY2F0ZWQudjEuUmVsYXlSZXF1ZXN0GhsuY29sb2NhdGVkLnYxLlJlbGF5UmVzcG9uc2UoATABYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_payload]);
 
 /**
  * A loaded program: the SHA-256 of its payload's canonical bytes.
@@ -152,6 +152,14 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
    * @generated from field: bool sessions = 4;
    */
   sessions: boolean;
+
+  /**
+   * Whether the worker serves Relay. Absent (false) from a worker older than
+   * this field: a client then opens a Session to each member itself.
+   *
+   * @generated from field: bool relays = 5;
+   */
+  relays: boolean;
 };
 
 /**
@@ -622,6 +630,180 @@ export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
   messageDesc(file_colocated_v1_service, 18);
 
 /**
+ * A member a relay carries a session to.
+ *
+ * @generated from message colocated.v1.RelayChild
+ */
+export type RelayChild = Message<"colocated.v1.RelayChild"> & {
+  /**
+   * How the controller's messages name it on this relay stream.
+   *
+   * @generated from field: uint32 child = 1;
+   */
+  child: number;
+
+  /**
+   * host:port of its worker, as the relaying member reaches it.
+   *
+   * @generated from field: string target = 2;
+   */
+  target: string;
+};
+
+/**
+ * Describes the message colocated.v1.RelayChild.
+ * Use `create(RelayChildSchema)` to create a new message.
+ */
+export const RelayChildSchema: GenMessage<RelayChild> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 19);
+
+/**
+ * One session message, to or from one child.
+ *
+ * @generated from message colocated.v1.RelayedMessage
+ */
+export type RelayedMessage = Message<"colocated.v1.RelayedMessage"> & {
+  /**
+   * @generated from field: uint32 child = 1;
+   */
+  child: number;
+
+  /**
+   * Which of the child's sessions it belongs to, counted from 0 by the
+   * controller: a message naming a newer one opens it (the one before
+   * ended); one naming a session that ended is dropped.
+   *
+   * @generated from field: uint32 session = 2;
+   */
+  session: number;
+
+  /**
+   * SessionRequest bytes (to the child) or SessionResponse bytes (from it).
+   *
+   * @generated from field: bytes message = 3;
+   */
+  message: Uint8Array;
+};
+
+/**
+ * Describes the message colocated.v1.RelayedMessage.
+ * Use `create(RelayedMessageSchema)` to create a new message.
+ */
+export const RelayedMessageSchema: GenMessage<RelayedMessage> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 20);
+
+/**
+ * The controller's relay stream: the children first, then their messages.
+ *
+ * @generated from message colocated.v1.RelayRequest
+ */
+export type RelayRequest = Message<"colocated.v1.RelayRequest"> & {
+  /**
+   * @generated from field: repeated colocated.v1.RelayChild children = 1;
+   */
+  children: RelayChild[];
+
+  /**
+   * @generated from field: repeated colocated.v1.RelayedMessage messages = 2;
+   */
+  messages: RelayedMessage[];
+};
+
+/**
+ * Describes the message colocated.v1.RelayRequest.
+ * Use `create(RelayRequestSchema)` to create a new message.
+ */
+export const RelayRequestSchema: GenMessage<RelayRequest> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 21);
+
+/**
+ * A child's session ended: with the status its worker gave (OK when it ended
+ * the stream without error), or UNAVAILABLE when the relay could not reach it.
+ *
+ * @generated from message colocated.v1.RelayedEnd
+ */
+export type RelayedEnd = Message<"colocated.v1.RelayedEnd"> & {
+  /**
+   * @generated from field: uint32 child = 1;
+   */
+  child: number;
+
+  /**
+   * @generated from field: uint32 session = 2;
+   */
+  session: number;
+
+  /**
+   * @generated from field: colocated.v1.CallStatus status = 3;
+   */
+  status?: CallStatus | undefined;
+};
+
+/**
+ * Describes the message colocated.v1.RelayedEnd.
+ * Use `create(RelayedEndSchema)` to create a new message.
+ */
+export const RelayedEndSchema: GenMessage<RelayedEnd> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 22);
+
+/**
+ * A child's session that its worker took (its headers came): the relay opens
+ * each child's first session as soon as it is given, so that the controller
+ * learns, before any call, which members serve one.
+ *
+ * @generated from message colocated.v1.RelayedTaken
+ */
+export type RelayedTaken = Message<"colocated.v1.RelayedTaken"> & {
+  /**
+   * @generated from field: uint32 child = 1;
+   */
+  child: number;
+
+  /**
+   * @generated from field: uint32 session = 2;
+   */
+  session: number;
+};
+
+/**
+ * Describes the message colocated.v1.RelayedTaken.
+ * Use `create(RelayedTakenSchema)` to create a new message.
+ */
+export const RelayedTakenSchema: GenMessage<RelayedTaken> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 23);
+
+/**
+ * The relaying member's stream: the children's answers as they come, several
+ * in a message when they come at once, and the starts and ends of their
+ * sessions.
+ *
+ * @generated from message colocated.v1.RelayResponse
+ */
+export type RelayResponse = Message<"colocated.v1.RelayResponse"> & {
+  /**
+   * @generated from field: repeated colocated.v1.RelayedMessage messages = 1;
+   */
+  messages: RelayedMessage[];
+
+  /**
+   * @generated from field: repeated colocated.v1.RelayedEnd ends = 2;
+   */
+  ends: RelayedEnd[];
+
+  /**
+   * @generated from field: repeated colocated.v1.RelayedTaken taken = 3;
+   */
+  taken: RelayedTaken[];
+};
+
+/**
+ * Describes the message colocated.v1.RelayResponse.
+ * Use `create(RelayResponseSchema)` to create a new message.
+ */
+export const RelayResponseSchema: GenMessage<RelayResponse> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 24);
+
+/**
  * Asks for the worker's view of its JAX job.
  *
  * @generated from message colocated.v1.GetTopologyRequest
@@ -634,7 +816,7 @@ export type GetTopologyRequest = Message<"colocated.v1.GetTopologyRequest"> & {
  * Use `create(GetTopologyRequestSchema)` to create a new message.
  */
 export const GetTopologyRequestSchema: GenMessage<GetTopologyRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 19);
+  messageDesc(file_colocated_v1_service, 25);
 
 /**
  * One device of the job, as jax.devices() lists it on every process.
@@ -683,7 +865,7 @@ export type TopologyDevice = Message<"colocated.v1.TopologyDevice"> & {
  * Use `create(TopologyDeviceSchema)` to create a new message.
  */
 export const TopologyDeviceSchema: GenMessage<TopologyDevice> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 20);
+  messageDesc(file_colocated_v1_service, 26);
 
 /**
  * A worker's JAX job: how many processes, which one this worker is, and
@@ -713,7 +895,7 @@ export type GetTopologyResponse = Message<"colocated.v1.GetTopologyResponse"> & 
  * Use `create(GetTopologyResponseSchema)` to create a new message.
  */
 export const GetTopologyResponseSchema: GenMessage<GetTopologyResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 21);
+  messageDesc(file_colocated_v1_service, 27);
 
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a
@@ -791,6 +973,21 @@ export const ColocatedWorkerService: GenService<{
     methodKind: "bidi_streaming";
     input: typeof SessionRequestSchema;
     output: typeof SessionResponseSchema;
+  },
+  /**
+   * Carries other members' sessions over one stream: the relaying member
+   * opens a Session to each child it is given (itself too) and forwards each
+   * SessionRequest's bytes unread, and each SessionResponse's bytes back. A
+   * controller of a large job keeps one connection per relaying member
+   * rather than one per member. A worker serves it when its GetVersion
+   * answer says so (`relays`); it takes a session place of its own.
+   *
+   * @generated from rpc colocated.v1.ColocatedWorkerService.Relay
+   */
+  relay: {
+    methodKind: "bidi_streaming";
+    input: typeof RelayRequestSchema;
+    output: typeof RelayResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_colocated_v1_service, 0);

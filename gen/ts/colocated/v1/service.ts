@@ -77,6 +77,11 @@ export interface GetVersionResponse {
    * than this field: a client then calls ExecuteSharded.
    */
   sessions: boolean;
+  /**
+   * Whether the worker serves Relay. Absent (false) from a worker older than
+   * this field: a client then opens a Session to each member itself.
+   */
+  relays: boolean;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -256,6 +261,70 @@ export interface SessionResponse {
    * member of a large job would send them (they name all its devices) each time.
    */
   outputSpecsAsBefore: boolean;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A member a relay carries a session to. */
+export interface RelayChild {
+  /** How the controller's messages name it on this relay stream. */
+  child: number;
+  /** host:port of its worker, as the relaying member reaches it. */
+  target: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** One session message, to or from one child. */
+export interface RelayedMessage {
+  child: number;
+  /**
+   * Which of the child's sessions it belongs to, counted from 0 by the
+   * controller: a message naming a newer one opens it (the one before
+   * ended); one naming a session that ended is dropped.
+   */
+  session: number;
+  /** SessionRequest bytes (to the child) or SessionResponse bytes (from it). */
+  message: Uint8Array;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The controller's relay stream: the children first, then their messages. */
+export interface RelayRequest {
+  children: RelayChild[];
+  messages: RelayedMessage[];
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A child's session ended: with the status its worker gave (OK when it ended
+ * the stream without error), or UNAVAILABLE when the relay could not reach it.
+ */
+export interface RelayedEnd {
+  child: number;
+  session: number;
+  status?: CallStatus | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * A child's session that its worker took (its headers came): the relay opens
+ * each child's first session as soon as it is given, so that the controller
+ * learns, before any call, which members serve one.
+ */
+export interface RelayedTaken {
+  child: number;
+  session: number;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * The relaying member's stream: the children's answers as they come, several
+ * in a message when they come at once, and the starts and ends of their
+ * sessions.
+ */
+export interface RelayResponse {
+  messages: RelayedMessage[];
+  ends: RelayedEnd[];
+  taken: RelayedTaken[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -756,7 +825,7 @@ export const GetVersionRequest: MessageFns<GetVersionRequest> = {
 };
 
 function createBaseGetVersionResponse(): GetVersionResponse {
-  return { server: undefined, version: 0, limits: undefined, sessions: false, _unknownFields: {} };
+  return { server: undefined, version: 0, limits: undefined, sessions: false, relays: false, _unknownFields: {} };
 }
 
 export const GetVersionResponse: MessageFns<GetVersionResponse> = {
@@ -772,6 +841,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.sessions !== false) {
       writer.uint32(32).bool(message.sessions);
+    }
+    if (message.relays !== false) {
+      writer.uint32(40).bool(message.relays);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -829,6 +901,14 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
             message.sessions = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.relays = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -855,6 +935,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       limits: isSet(object.limits) ? WorkerLimits.fromJSON(object.limits) : undefined,
       sessions: isSet(object.sessions) ? globalThis.Boolean(object.sessions) : false,
+      relays: isSet(object.relays) ? globalThis.Boolean(object.relays) : false,
     };
   },
 
@@ -872,6 +953,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     if (message.sessions !== false) {
       obj.sessions = message.sessions;
     }
+    if (message.relays !== false) {
+      obj.relays = message.relays;
+    }
     return obj;
   },
 
@@ -888,6 +972,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       ? WorkerLimits.fromPartial(object.limits)
       : undefined;
     message.sessions = object.sessions ?? false;
+    message.relays = object.relays ?? false;
     return message;
   },
 };
@@ -2595,6 +2680,668 @@ export const SessionResponse: MessageFns<SessionResponse> = {
   },
 };
 
+function createBaseRelayChild(): RelayChild {
+  return { child: 0, target: "", _unknownFields: {} };
+}
+
+export const RelayChild: MessageFns<RelayChild> = {
+  encode(message: RelayChild, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.child !== 0) {
+      writer.uint32(8).uint32(message.child);
+    }
+    if (message.target !== "") {
+      writer.uint32(18).string(message.target);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayChild {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayChild();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.child = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.target = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayChild {
+    return {
+      child: isSet(object.child) ? globalThis.Number(object.child) : 0,
+      target: isSet(object.target) ? globalThis.String(object.target) : "",
+    };
+  },
+
+  toJSON(message: RelayChild): unknown {
+    const obj: any = {};
+    if (message.child !== 0) {
+      obj.child = Math.round(message.child);
+    }
+    if (message.target !== "") {
+      obj.target = message.target;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayChild>, I>>(base?: I): RelayChild {
+    return RelayChild.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayChild>, I>>(object: I): RelayChild {
+    const message = createBaseRelayChild();
+    message.child = object.child ?? 0;
+    message.target = object.target ?? "";
+    return message;
+  },
+};
+
+function createBaseRelayedMessage(): RelayedMessage {
+  return { child: 0, session: 0, message: new Uint8Array(0), _unknownFields: {} };
+}
+
+export const RelayedMessage: MessageFns<RelayedMessage> = {
+  encode(message: RelayedMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.child !== 0) {
+      writer.uint32(8).uint32(message.child);
+    }
+    if (message.session !== 0) {
+      writer.uint32(16).uint32(message.session);
+    }
+    if (message.message.length !== 0) {
+      writer.uint32(26).bytes(message.message);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayedMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayedMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.child = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.session = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.message = reader.bytes();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayedMessage {
+    return {
+      child: isSet(object.child) ? globalThis.Number(object.child) : 0,
+      session: isSet(object.session) ? globalThis.Number(object.session) : 0,
+      message: isSet(object.message) ? bytesFromBase64(object.message) : new Uint8Array(0),
+    };
+  },
+
+  toJSON(message: RelayedMessage): unknown {
+    const obj: any = {};
+    if (message.child !== 0) {
+      obj.child = Math.round(message.child);
+    }
+    if (message.session !== 0) {
+      obj.session = Math.round(message.session);
+    }
+    if (message.message.length !== 0) {
+      obj.message = base64FromBytes(message.message);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayedMessage>, I>>(base?: I): RelayedMessage {
+    return RelayedMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayedMessage>, I>>(object: I): RelayedMessage {
+    const message = createBaseRelayedMessage();
+    message.child = object.child ?? 0;
+    message.session = object.session ?? 0;
+    message.message = object.message ?? new Uint8Array(0);
+    return message;
+  },
+};
+
+function createBaseRelayRequest(): RelayRequest {
+  return { children: [], messages: [], _unknownFields: {} };
+}
+
+export const RelayRequest: MessageFns<RelayRequest> = {
+  encode(message: RelayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.children) {
+      RelayChild.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.messages) {
+      RelayedMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.children.push(RelayChild.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(RelayedMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayRequest {
+    return {
+      children: globalThis.Array.isArray(object?.children)
+        ? object.children.map((e: any) => RelayChild.fromJSON(e))
+        : [],
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => RelayedMessage.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RelayRequest): unknown {
+    const obj: any = {};
+    if (message.children?.length) {
+      obj.children = message.children.map((e) => RelayChild.toJSON(e));
+    }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => RelayedMessage.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayRequest>, I>>(base?: I): RelayRequest {
+    return RelayRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayRequest>, I>>(object: I): RelayRequest {
+    const message = createBaseRelayRequest();
+    message.children = object.children?.map((e) => RelayChild.fromPartial(e)) || [];
+    message.messages = object.messages?.map((e) => RelayedMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRelayedEnd(): RelayedEnd {
+  return { child: 0, session: 0, status: undefined, _unknownFields: {} };
+}
+
+export const RelayedEnd: MessageFns<RelayedEnd> = {
+  encode(message: RelayedEnd, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.child !== 0) {
+      writer.uint32(8).uint32(message.child);
+    }
+    if (message.session !== 0) {
+      writer.uint32(16).uint32(message.session);
+    }
+    if (message.status !== undefined) {
+      CallStatus.encode(message.status, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayedEnd {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayedEnd();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.child = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.session = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = CallStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayedEnd {
+    return {
+      child: isSet(object.child) ? globalThis.Number(object.child) : 0,
+      session: isSet(object.session) ? globalThis.Number(object.session) : 0,
+      status: isSet(object.status) ? CallStatus.fromJSON(object.status) : undefined,
+    };
+  },
+
+  toJSON(message: RelayedEnd): unknown {
+    const obj: any = {};
+    if (message.child !== 0) {
+      obj.child = Math.round(message.child);
+    }
+    if (message.session !== 0) {
+      obj.session = Math.round(message.session);
+    }
+    if (message.status !== undefined) {
+      obj.status = CallStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayedEnd>, I>>(base?: I): RelayedEnd {
+    return RelayedEnd.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayedEnd>, I>>(object: I): RelayedEnd {
+    const message = createBaseRelayedEnd();
+    message.child = object.child ?? 0;
+    message.session = object.session ?? 0;
+    message.status = (object.status !== undefined && object.status !== null)
+      ? CallStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRelayedTaken(): RelayedTaken {
+  return { child: 0, session: 0, _unknownFields: {} };
+}
+
+export const RelayedTaken: MessageFns<RelayedTaken> = {
+  encode(message: RelayedTaken, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.child !== 0) {
+      writer.uint32(8).uint32(message.child);
+    }
+    if (message.session !== 0) {
+      writer.uint32(16).uint32(message.session);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayedTaken {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayedTaken();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.child = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.session = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayedTaken {
+    return {
+      child: isSet(object.child) ? globalThis.Number(object.child) : 0,
+      session: isSet(object.session) ? globalThis.Number(object.session) : 0,
+    };
+  },
+
+  toJSON(message: RelayedTaken): unknown {
+    const obj: any = {};
+    if (message.child !== 0) {
+      obj.child = Math.round(message.child);
+    }
+    if (message.session !== 0) {
+      obj.session = Math.round(message.session);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayedTaken>, I>>(base?: I): RelayedTaken {
+    return RelayedTaken.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayedTaken>, I>>(object: I): RelayedTaken {
+    const message = createBaseRelayedTaken();
+    message.child = object.child ?? 0;
+    message.session = object.session ?? 0;
+    return message;
+  },
+};
+
+function createBaseRelayResponse(): RelayResponse {
+  return { messages: [], ends: [], taken: [], _unknownFields: {} };
+}
+
+export const RelayResponse: MessageFns<RelayResponse> = {
+  encode(message: RelayResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      RelayedMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.ends) {
+      RelayedEnd.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.taken) {
+      RelayedTaken.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(RelayedMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ends.push(RelayedEnd.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.taken.push(RelayedTaken.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => RelayedMessage.fromJSON(e))
+        : [],
+      ends: globalThis.Array.isArray(object?.ends) ? object.ends.map((e: any) => RelayedEnd.fromJSON(e)) : [],
+      taken: globalThis.Array.isArray(object?.taken) ? object.taken.map((e: any) => RelayedTaken.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: RelayResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => RelayedMessage.toJSON(e));
+    }
+    if (message.ends?.length) {
+      obj.ends = message.ends.map((e) => RelayedEnd.toJSON(e));
+    }
+    if (message.taken?.length) {
+      obj.taken = message.taken.map((e) => RelayedTaken.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayResponse>, I>>(base?: I): RelayResponse {
+    return RelayResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayResponse>, I>>(object: I): RelayResponse {
+    const message = createBaseRelayResponse();
+    message.messages = object.messages?.map((e) => RelayedMessage.fromPartial(e)) || [];
+    message.ends = object.ends?.map((e) => RelayedEnd.fromPartial(e)) || [];
+    message.taken = object.taken?.map((e) => RelayedTaken.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseGetTopologyRequest(): GetTopologyRequest {
   return { _unknownFields: {} };
 }
@@ -3044,6 +3791,23 @@ export const ColocatedWorkerServiceService = {
     responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
   },
+  /**
+   * Carries other members' sessions over one stream: the relaying member
+   * opens a Session to each child it is given (itself too) and forwards each
+   * SessionRequest's bytes unread, and each SessionResponse's bytes back. A
+   * controller of a large job keeps one connection per relaying member
+   * rather than one per member. A worker serves it when its GetVersion
+   * answer says so (`relays`); it takes a session place of its own.
+   */
+  relay: {
+    path: "/colocated.v1.ColocatedWorkerService/Relay" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: RelayRequest): Buffer => Buffer.from(RelayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RelayRequest => RelayRequest.decode(value),
+    responseSerialize: (value: RelayResponse): Buffer => Buffer.from(RelayResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RelayResponse => RelayResponse.decode(value),
+  },
 } as const;
 
 export interface ColocatedWorkerServiceServer extends UntypedServiceImplementation {
@@ -3070,6 +3834,15 @@ export interface ColocatedWorkerServiceServer extends UntypedServiceImplementati
    * when its GetVersion answer says so (`sessions`).
    */
   session: handleBidiStreamingCall<SessionRequest, SessionResponse>;
+  /**
+   * Carries other members' sessions over one stream: the relaying member
+   * opens a Session to each child it is given (itself too) and forwards each
+   * SessionRequest's bytes unread, and each SessionResponse's bytes back. A
+   * controller of a large job keeps one connection per relaying member
+   * rather than one per member. A worker serves it when its GetVersion
+   * answer says so (`relays`); it takes a session place of its own.
+   */
+  relay: handleBidiStreamingCall<RelayRequest, RelayResponse>;
 }
 
 export interface ColocatedWorkerServiceClient extends Client {
@@ -3159,6 +3932,17 @@ export interface ColocatedWorkerServiceClient extends Client {
   session(): ClientDuplexStream<SessionRequest, SessionResponse>;
   session(options: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
   session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
+  /**
+   * Carries other members' sessions over one stream: the relaying member
+   * opens a Session to each child it is given (itself too) and forwards each
+   * SessionRequest's bytes unread, and each SessionResponse's bytes back. A
+   * controller of a large job keeps one connection per relaying member
+   * rather than one per member. A worker serves it when its GetVersion
+   * answer says so (`relays`); it takes a session place of its own.
+   */
+  relay(): ClientDuplexStream<RelayRequest, RelayResponse>;
+  relay(options: Partial<CallOptions>): ClientDuplexStream<RelayRequest, RelayResponse>;
+  relay(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<RelayRequest, RelayResponse>;
 }
 
 export const ColocatedWorkerServiceClient = makeGenericClientConstructor(

@@ -43,16 +43,18 @@ class GetVersionRequest(_message.Message):
     def __init__(self, client: _Optional[_Union[VersionRange, _Mapping]] = ...) -> None: ...
 
 class GetVersionResponse(_message.Message):
-    __slots__ = ("server", "version", "limits", "sessions")
+    __slots__ = ("server", "version", "limits", "sessions", "relays")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    RELAYS_FIELD_NUMBER: _ClassVar[int]
     server: VersionRange
     version: int
     limits: WorkerLimits
     sessions: bool
-    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ..., sessions: _Optional[bool] = ...) -> None: ...
+    relays: bool
+    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ..., sessions: _Optional[bool] = ..., relays: _Optional[bool] = ...) -> None: ...
 
 class WorkerLimits(_message.Message):
     __slots__ = ("max_concurrent_calls", "max_inflight_bytes")
@@ -185,6 +187,60 @@ class SessionResponse(_message.Message):
     status: CallStatus
     output_specs_as_before: bool
     def __init__(self, id: _Optional[int] = ..., output_specs: _Optional[_Union[_payload_pb2.SpecsPayload, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[ShardChunk, _Mapping]]] = ..., end: _Optional[bool] = ..., status: _Optional[_Union[CallStatus, _Mapping]] = ..., output_specs_as_before: _Optional[bool] = ...) -> None: ...
+
+class RelayChild(_message.Message):
+    __slots__ = ("child", "target")
+    CHILD_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    child: int
+    target: str
+    def __init__(self, child: _Optional[int] = ..., target: _Optional[str] = ...) -> None: ...
+
+class RelayedMessage(_message.Message):
+    __slots__ = ("child", "session", "message")
+    CHILD_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    child: int
+    session: int
+    message: bytes
+    def __init__(self, child: _Optional[int] = ..., session: _Optional[int] = ..., message: _Optional[bytes] = ...) -> None: ...
+
+class RelayRequest(_message.Message):
+    __slots__ = ("children", "messages")
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    children: _containers.RepeatedCompositeFieldContainer[RelayChild]
+    messages: _containers.RepeatedCompositeFieldContainer[RelayedMessage]
+    def __init__(self, children: _Optional[_Iterable[_Union[RelayChild, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[RelayedMessage, _Mapping]]] = ...) -> None: ...
+
+class RelayedEnd(_message.Message):
+    __slots__ = ("child", "session", "status")
+    CHILD_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    child: int
+    session: int
+    status: CallStatus
+    def __init__(self, child: _Optional[int] = ..., session: _Optional[int] = ..., status: _Optional[_Union[CallStatus, _Mapping]] = ...) -> None: ...
+
+class RelayedTaken(_message.Message):
+    __slots__ = ("child", "session")
+    CHILD_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    child: int
+    session: int
+    def __init__(self, child: _Optional[int] = ..., session: _Optional[int] = ...) -> None: ...
+
+class RelayResponse(_message.Message):
+    __slots__ = ("messages", "ends", "taken")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    ENDS_FIELD_NUMBER: _ClassVar[int]
+    TAKEN_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RelayedMessage]
+    ends: _containers.RepeatedCompositeFieldContainer[RelayedEnd]
+    taken: _containers.RepeatedCompositeFieldContainer[RelayedTaken]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RelayedMessage, _Mapping]]] = ..., ends: _Optional[_Iterable[_Union[RelayedEnd, _Mapping]]] = ..., taken: _Optional[_Iterable[_Union[RelayedTaken, _Mapping]]] = ...) -> None: ...
 
 class GetTopologyRequest(_message.Message):
     __slots__ = ()

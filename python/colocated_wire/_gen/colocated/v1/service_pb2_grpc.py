@@ -71,6 +71,11 @@ class ColocatedWorkerServiceStub:
                 request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.SerializeToString,
                 response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.FromString,
                 _registered_method=True)
+        self.Relay = channel.stream_stream(
+                '/colocated.v1.ColocatedWorkerService/Relay',
+                request_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayRequest.SerializeToString,
+                response_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayResponse.FromString,
+                _registered_method=True)
 
 
 class ColocatedWorkerServiceServicer:
@@ -130,6 +135,18 @@ class ColocatedWorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Relay(self, request_iterator, context):
+        """Carries other members' sessions over one stream: the relaying member
+        opens a Session to each child it is given (itself too) and forwards each
+        SessionRequest's bytes unread, and each SessionResponse's bytes back. A
+        controller of a large job keeps one connection per relaying member
+        rather than one per member. A worker serves it when its GetVersion
+        answer says so (`relays`); it takes a session place of its own.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +179,11 @@ def add_ColocatedWorkerServiceServicer_to_server(servicer, server):
                     servicer.Session,
                     request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.FromString,
                     response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.SerializeToString,
+            ),
+            'Relay': grpc.stream_stream_rpc_method_handler(
+                    servicer.Relay,
+                    request_deserializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayRequest.FromString,
+                    response_serializer=colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -333,6 +355,33 @@ class ColocatedWorkerService:
             '/colocated.v1.ColocatedWorkerService/Session',
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionRequest.SerializeToString,
             colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.SessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Relay(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/colocated.v1.ColocatedWorkerService/Relay',
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayRequest.SerializeToString,
+            colocated__wire_dot___gen_dot_colocated_dot_v1_dot_service__pb2.RelayResponse.FromString,
             options,
             channel_credentials,
             insecure,
