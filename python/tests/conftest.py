@@ -6,6 +6,7 @@ size test.
 """
 
 import os
+import threading
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1024")
@@ -14,6 +15,8 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import worker_gate  # noqa: E402
+
+from colocated_wire.worker.call_context import CallContext  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +39,17 @@ def gate():
         pass
     yield worker_gate
     worker_gate.release.set()  # never leave a server thread held
+
+
+@pytest.fixture
+def cancels(monkeypatch):
+    """A semaphore released each time the worker has read a `cancel` and cancelled its call."""
+    done = threading.Semaphore(0)
+    cancel = CallContext.cancel
+
+    def cancelled(self):
+        cancel(self)
+        done.release()
+
+    monkeypatch.setattr(CallContext, "cancel", cancelled)
+    return done

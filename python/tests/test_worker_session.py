@@ -24,7 +24,6 @@ from test_worker_sharded import X, Y, assemble, shards_of, spec, start
 from colocated_wire import deserialize_specs, examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import metrics as worker_metrics
-from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
 from colocated_wire.worker.main import CONTROL_THREADS, MAX_MESSAGE_BYTES, grpc_server
@@ -552,20 +551,6 @@ def test_a_request_that_is_no_message_refuses_its_call_or_ends_the_session(mesh)
         Code.INVALID_ARGUMENT,
         "request 1: neither a call nor cancel",
     )
-
-
-@pytest.fixture
-def cancels(monkeypatch):
-    """A semaphore released each time the worker has read a `cancel` and cancelled its call."""
-    done = threading.Semaphore(0)
-    cancel = CallContext.cancel
-
-    def cancelled(self):
-        cancel(self)
-        done.release()
-
-    monkeypatch.setattr(CallContext, "cancel", cancelled)
-    return done
 
 
 def test_a_cancelled_call_is_cancelled_once_its_function_returns_and_the_next_runs(

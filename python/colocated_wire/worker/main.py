@@ -121,8 +121,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=non_negative,
         default=DEFAULT_MAX_SESSIONS,
         metavar="N",
-        help="Session streams open at once, each holding a serving thread while open; more get"
-        f" RESOURCE_EXHAUSTED, 0 serves none (default {DEFAULT_MAX_SESSIONS})",
+        help="Session and Relay streams open at once, each holding a serving thread while open;"
+        f" more get RESOURCE_EXHAUSTED, 0 serves none (default {DEFAULT_MAX_SESSIONS})",
     )
     p.add_argument(
         "--program-cache",
@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         ProgramCache(policy, args.program_cache, explain=args.explain),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
         args.max_sessions,
+        relays=tls is None,
     )
     service.limits.on_refuse(service.progress.refused)
     worker_metrics.watch(service.limits, TURN)

@@ -1,5 +1,5 @@
 """The gRPC servicer of ColocatedWorkerService: GetVersion, LoadProgram and Execute (and
-ExecuteSharded and Session, in worker/sharded.py and worker/session.py).
+ExecuteSharded, Session and Relay, in worker/sharded.py, worker/session.py and worker/relay.py).
 
 It keeps no per-client state: GetVersion applies the negotiation rule to the
 client's range, and every call names the version it uses, which must lie in
@@ -29,6 +29,8 @@ from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
 from colocated_wire.worker.progress import Progress
+from colocated_wire.worker.relay import read_relay_request
+from colocated_wire.worker.relay import serve as serve_relay
 from colocated_wire.worker.requests import (
     ExecuteCall,
     read_request,
@@ -51,12 +53,15 @@ class ColocatedWorker:
         programs: ProgramCache | None = None,
         progress: Progress | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        relays: bool = True,
     ):
         self.policy = policy
         self.limits = CallLimits() if limits is None else limits
         self.programs = ProgramCache(policy) if programs is None else programs
         self.progress = Progress() if progress is None else progress
         self.sessions = Sessions(max_sessions)
+        # A relay reaches its children without credentials: a worker serving TLS serves none.
+        self.relays = relays and max_sessions > 0
         # A drain ends each session after its current call: an idle one must not hold it up.
         self.limits.on_drain(self.sessions.drain)
 
@@ -80,6 +85,7 @@ class ColocatedWorker:
                 max_inflight_bytes=self.limits.max_bytes,
             ),
             sessions=self.sessions.limit > 0,  # --max-sessions 0: as a worker without them
+            relays=self.relays,
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802
@@ -155,6 +161,10 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
             lambda requests, context: serve_session(service, requests, context),
             # As ExecuteSharded's: a chunk's data is copied once each way.
             request_deserializer=read_session_request,
+        ),
+        "Relay": grpc.stream_stream_rpc_method_handler(
+            lambda requests, context: serve_relay(service, requests, context),
+            request_deserializer=read_relay_request,
         ),
     }
     return CompressedWhenAsked(WORKER_SERVICE, worker_metrics.observed(methods), compression)

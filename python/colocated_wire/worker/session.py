@@ -86,12 +86,13 @@ def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[
         service.sessions.open(session)
     except Refused as e:
         context.abort(e.code, e.message)
-    # The headers say the session was taken, before any call: a client waits for them to
-    # learn whether it may use sessions at all (a refusal ends the stream instead).
-    context.send_initial_metadata(())
-    # Every way out (a half-close, a cancel, a drain, a failure, gRPC dropping the generator)
-    # gives the place back as the session lets go of the stream's thread.
+    # Every way out (a half-close, a cancel, a drain, a failure, gRPC dropping the generator,
+    # a client gone before the headers) gives the place back as the session lets go of the
+    # stream's thread.
     try:
+        # The headers say the session was taken, before any call: a client waits for them to
+        # learn whether it may use sessions at all (a refusal ends the stream instead).
+        context.send_initial_metadata(())
         session.start()
         while (call := session.next_call()) is not None:
             yield from session.answer(call)
@@ -377,10 +378,10 @@ def answer_parts(
 
 
 class Sessions:
-    """The sessions open on the worker: at most `limit` at once (--max-sessions), since each
-    holds one of the server's threads for as long as it is open, idle or not (the pool has one
-    thread for each place: worker/main.py); and so that a drain ends each after its current
-    call."""
+    """The sessions open on the worker, relays (worker/relay.py) among them: at most `limit`
+    at once (--max-sessions), since each holds one of the server's threads for as long as it
+    is open, idle or not (the pool has one thread for each place: worker/main.py); and so
+    that a drain ends each after its current call."""
 
     def __init__(self, limit: int = DEFAULT_MAX_SESSIONS) -> None:
         if limit < 0:

@@ -1,0 +1,362 @@
+"""Relay: one stream that carries a controller's sessions with other members of its job.
+
+A controller of a large job pays for every connection it keeps, in what each costs to touch:
+with a thousand members, their streams', sockets' and HTTP/2 sessions' state no longer fits a
+core's cache, and a member's call cost the controller twice as much at 1,024 members as at 64
+(bench/NOTES.md, wave 13). With relays it keeps one stream per relaying member, each carrying
+the sessions of a few dozen members: the relaying member opens a Session to each child it is
+given (itself too), at once, and says which the children took, so that the controller knows at
+connect which members serve one; it forwards each SessionRequest's bytes unread, so every
+child's worker checks and runs its calls as it would from the controller, and their answers go
+back as written. The relay reads no payload, so a newer schema's fields pass through it.
+
+The relay holds a serving thread for as long as it is open, as a session does, so it takes a
+session place (--max-sessions). A thread reads the controller's requests and hands each one's
+messages, at once, to an asyncio loop (one per worker, in a thread of its own) on which the
+children's sessions are grpc.aio calls: forwarding a message and reading an answer cost no
+thread hand-off of their own, where a call per child in gRPC's threaded API cost two a message
+(bench/NOTES.md, wave 14). The answers collect in one list, which the stream's thread sends,
+several answers a message when they come at once. A child's session that ends (its worker
+died, drained or refused it) is reported with its status, and a later message naming the
+child's next session opens another. When the controller half-closes, the children's sessions
+are half-closed and the relay ends once they have; a drain does the same and then ends the
+relay UNAVAILABLE; a cancel cancels them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+
+import grpc
+import grpc.aio
+from google.protobuf.message import DecodeError
+
+from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.worker.errors import Refused, unavailable
+from colocated_wire.worker.main import MAX_MESSAGE_BYTES
+
+SESSION_METHOD = "/colocated.v1.ColocatedWorkerService/Session"
+_DRAINING = "the worker is shutting down: its relay ended after its children's current calls"
+_CLOSE = object()  # ends a child session's requests: a half-close
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+]
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def relay_loop() -> asyncio.AbstractEventLoop:
+    """The worker's one loop for its relays' children, started at the first relay."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=loop.run_forever, name="colocated-wire-relay-loop", daemon=True
+            ).start()
+            _loop = loop
+        return _loop
+
+
+def read_relay_request(data: bytes) -> service_pb2.RelayRequest | str:
+    """A RelayRequest, or what is wrong with its bytes (answered INVALID_ARGUMENT)."""
+    try:
+        return service_pb2.RelayRequest.FromString(data)
+    except DecodeError as e:
+        return f"not a RelayRequest: {e}"
+
+
+def serve(service, requests: Iterator[service_pb2.RelayRequest | str], context) -> Iterator[bytes]:
+    """The servicer's Relay (worker_service.ColocatedWorker): RelayResponse bytes as the
+    children answer, until the controller half-closes and every child session has ended
+    (OK), the stream breaks, or the worker drains (UNAVAILABLE). Refused as a session is
+    when every session place is taken, or when the worker serves no relays."""
+    relay = Relay(service, context, requests)
+    try:
+        if not service.relays:
+            raise Refused(grpc.StatusCode.UNIMPLEMENTED, "this worker serves no relays")
+        if service.limits.draining:
+            raise unavailable(_DRAINING)
+        service.sessions.open(relay)
+    except Refused as e:
+        context.abort(e.code, e.message)
+    try:  # as a session's: the place is given back whichever way the relay ends
+        context.send_initial_metadata(())  # taken, as a session says it
+        relay.start()
+        yield from relay.responses()
+    finally:
+        service.sessions.close(relay)
+        relay.stop()
+    ending = relay.ending()
+    if ending is not None:
+        context.abort(*ending)
+
+
+class ChildSession:
+    """One Session to a child, a grpc.aio call on the relays' loop: a task writes what the
+    relay forwards to it, another reads its answers into the relay."""
+
+    def __init__(self, relay: Relay, child: int, number: int, channel: grpc.aio.Channel):
+        self.child = child
+        self.number = number
+        self.ended = False
+        self._writes: asyncio.Queue = asyncio.Queue()
+        # Bytes both ways: no serializer, so each message passes as it was written.
+        self._call = channel.stream_stream(SESSION_METHOD)()
+        loop = asyncio.get_running_loop()
+        # Kept: the loop holds only weak references to its tasks.
+        self._tasks = [loop.create_task(self._write()), loop.create_task(self._read(relay))]
+
+    def send(self, message: bytes) -> None:
+        self._writes.put_nowait(message)
+
+    def close(self) -> None:
+        """Half-closes the session: the child answers the calls it has, then ends it."""
+        self._writes.put_nowait(_CLOSE)
+
+    def cancel(self) -> None:
+        self._call.cancel()
+
+    async def _write(self) -> None:
+        try:
+            while (message := await self._writes.get()) is not _CLOSE:
+                await self._call.write(message)
+            await self._call.done_writing()
+        except (grpc.RpcError, asyncio.InvalidStateError):
+            pass  # the call has ended: its reader reports how
+
+    async def _read(self, relay: Relay) -> None:
+        code, details = grpc.StatusCode.OK, ""
+        try:
+            await self._call.initial_metadata()
+            if not self._call.done():  # headers, and the call goes on: the worker took it
+                relay.taken(self)
+            while (message := await self._call.read()) is not grpc.aio.EOF:
+                relay.answered(self, message)
+            code, details = await self._call.code(), await self._call.details() or ""
+        except grpc.RpcError as e:
+            code, details = e.code(), e.details() or ""
+        except asyncio.CancelledError:
+            code, details = grpc.StatusCode.CANCELLED, "the relay ended"
+        self._writes.put_nowait(_CLOSE)  # the writer stops too
+        relay.ended(self, code, details)
+
+
+class Relay:
+    """One relay stream: a thread reads the controller's requests and hands their messages to
+    the loop, which forwards them and collects the answers; the stream's thread sends them."""
+
+    def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
+        self._service = service
+        self._stream = context
+        self._requests = requests
+        self._loop = relay_loop()
+        self._changed = threading.Condition()
+        self._targets: dict[int, str] = {}  # the reader's
+        self._channels: dict[str, grpc.aio.Channel] = {}  # the loop's, from here on
+        self._sessions: dict[int, ChildSession] = {}  # each child's latest session
+        self._open = 0  # child sessions not yet ended
+        self._out: list[
+            service_pb2.RelayedMessage | service_pb2.RelayedEnd | service_pb2.RelayedTaken
+        ] = []
+        self._read_all = False
+        self._gone = False
+        self._closed = False  # the children's sessions were half-closed: no more opens
+        self._failed: tuple[grpc.StatusCode, str] | None = None
+
+    def start(self) -> None:
+        self._stream.add_callback(self._stream_ended)
+        threading.Thread(target=self._read, name="colocated-wire-relay", daemon=True).start()
+
+    # The reader's side.
+
+    def _read(self) -> None:
+        count = 0
+        try:
+            for request in self._requests:
+                count += 1
+                problem = self._take(request, count)
+                if problem is not None:
+                    self._fail(grpc.StatusCode.INVALID_ARGUMENT, problem)
+                    return
+        except grpc.RpcError:  # the controller cancelled the stream, or its deadline passed
+            self._stream_ended()
+        except Exception as e:  # noqa: BLE001 - a bug here must still end the stream
+            traceback.print_exc(file=sys.stderr)
+            self._fail(grpc.StatusCode.INTERNAL, f"the relay failed: {type(e).__name__}: {e}")
+        finally:
+            with self._changed:
+                self._read_all = True
+                self._changed.notify_all()
+            self._close_children()
+
+    def _take(self, request: service_pb2.RelayRequest | str, count: int) -> str | None:
+        """Takes the children a request names and hands its messages to the loop; what is
+        wrong with it, if anything (then nothing of it is forwarded)."""
+        if isinstance(request, str):
+            return f"request {count}: {request}"
+        messages: list[tuple[int, int, str, bytes | None]] = []
+        for i, child in enumerate(request.children):
+            known = self._targets.get(child.child)
+            if not child.target:
+                return f"request {count}: children[{i}] (child {child.child}) has no target"
+            if known is not None and known != child.target:
+                return (
+                    f"request {count}: children[{i}] names child {child.child} {child.target},"
+                    f" which was given as {known}"
+                )
+            if known is None:  # its first session opens at once: the controller waits for it
+                messages.append((child.child, 0, child.target, None))
+            self._targets[child.child] = child.target
+        for i, message in enumerate(request.messages):
+            target = self._targets.get(message.child)
+            if target is None:
+                return f"request {count}: messages[{i}] is to child {message.child}, never given"
+            messages.append((message.child, message.session, target, message.message))
+        if messages:
+            self._loop.call_soon_threadsafe(self._forward, messages)
+        return None
+
+    # The loop's side.
+
+    def _forward(self, messages: list[tuple[int, int, str, bytes | None]]) -> None:
+        """Each message to its child's session, the one it names opened if it is newer (a
+        message of None only opens it). A message to a session that ended is dropped: the end
+        that the controller hears (or has heard) fails the calls it carried."""
+        for child, number, target, message in messages:
+            session = self._sessions.get(child)
+            if session is None or number > session.number:
+                session = self._open_session(child, number, target)
+                if session is None:
+                    return  # the relay is ending: its stream's end fails every call
+            if message is not None and number == session.number and not session.ended:
+                session.send(message)
+
+    def _open_session(self, child: int, number: int, target: str) -> ChildSession | None:
+        with self._changed:
+            if self._closed:
+                return None
+            self._open += 1
+        old = self._sessions.get(child)
+        if old is not None:
+            old.close()  # the controller has moved on from it: it ended, or it ends now
+        channel = self._channels.get(target)
+        if channel is None:
+            channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+            self._channels[target] = channel
+        session = ChildSession(self, child, number, channel)
+        self._sessions[child] = session
+        return session
+
+    def answered(self, session: ChildSession, message: bytes) -> None:
+        item = service_pb2.RelayedMessage(
+            child=session.child, session=session.number, message=message
+        )
+        with self._changed:
+            self._out.append(item)
+            self._changed.notify_all()
+
+    def taken(self, session: ChildSession) -> None:
+        item = service_pb2.RelayedTaken(child=session.child, session=session.number)
+        with self._changed:
+            self._out.append(item)
+            self._changed.notify_all()
+
+    def ended(self, session: ChildSession, code: grpc.StatusCode, details: str) -> None:
+        status = service_pb2.CallStatus(code=code.value[0], message=details)
+        item = service_pb2.RelayedEnd(child=session.child, session=session.number, status=status)
+        session.ended = True
+        with self._changed:
+            self._open -= 1
+            self._out.append(item)
+            self._changed.notify_all()
+
+    def _each_session(self, act: Callable[[ChildSession], None]) -> None:
+        for session in list(self._sessions.values()):
+            if not session.ended:
+                act(session)
+
+    async def _shut(self) -> None:
+        self._each_session(ChildSession.cancel)
+        for channel in list(self._channels.values()):
+            await channel.close()
+
+    # Any thread's side.
+
+    def _fail(self, code: grpc.StatusCode, message: str) -> None:
+        with self._changed:
+            if self._failed is None:
+                self._failed = (code, message)
+            self._changed.notify_all()
+        self._cancel_children()
+
+    def _stream_ended(self) -> None:
+        """The stream has ended (gRPC's callback, also once the relay ends well): the
+        children's sessions are cancelled (after a good end, every one has already ended)."""
+        with self._changed:
+            self._gone = True
+            self._changed.notify_all()
+        self._cancel_children()
+
+    def wake(self) -> None:
+        """The worker drains: the children's sessions are half-closed, so that the relay ends
+        once their current calls are answered."""
+        self._close_children()
+
+    def _close_children(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        self._loop.call_soon_threadsafe(self._each_session, ChildSession.close)
+
+    def _cancel_children(self) -> None:
+        with self._changed:
+            self._closed = True
+        self._loop.call_soon_threadsafe(self._each_session, ChildSession.cancel)
+
+    # The stream's side.
+
+    def responses(self) -> Iterator[bytes]:
+        """Whatever the children answered, a message at a time, until the relay ends."""
+        while True:
+            with self._changed:
+                while not self._out and not self._over():
+                    self._changed.wait()
+                if self._gone or self._failed is not None or not self._out:
+                    return
+                out, self._out = self._out, []
+            response = service_pb2.RelayResponse()
+            for item in out:
+                if isinstance(item, service_pb2.RelayedMessage):
+                    response.messages.append(item)
+                elif isinstance(item, service_pb2.RelayedEnd):
+                    response.ends.append(item)
+                else:
+                    response.taken.append(item)
+            yield response.SerializeToString()
+
+    def _over(self) -> bool:
+        if self._gone or self._failed is not None:
+            return True
+        ending = self._read_all or self._service.limits.draining
+        return ending and self._closed and self._open == 0
+
+    def ending(self) -> tuple[grpc.StatusCode, str] | None:
+        """The status that ends the relay when it does not end well; None for OK."""
+        with self._changed:
+            if self._gone:
+                return None
+            if self._failed is not None:
+                return self._failed
+            if not self._read_all and self._service.limits.draining:
+                return grpc.StatusCode.UNAVAILABLE, _DRAINING
+            return None
+
+    def stop(self) -> None:
+        """The relay's stream is over: every child session is cancelled, its channels closed."""
+        asyncio.run_coroutine_threadsafe(self._shut(), self._loop)

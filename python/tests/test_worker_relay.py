@@ -1,0 +1,341 @@
+"""Relay on in-process servers over real channels: a relay stream carrying sessions to two
+children (the relaying worker itself and another), their answers forwarded as written, a child
+whose session ends and a later session of it, a child nobody serves, cancels passed through,
+bad requests named, and the relay's end after a half-close and in a drain.
+
+Every wait is for an event or a count, never for time.
+"""
+
+import contextlib
+import queue
+from concurrent import futures
+
+import grpc
+import numpy as np
+import pytest
+from test_worker_session import (
+    DEADLINE,
+    OPTIONS,
+    SUMMARY,
+    Session,
+    X,
+    code_of,
+    get_version,
+    hold_call,
+    outputs_of,
+    summarize_call,
+)
+
+from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
+from colocated_wire.worker.main import grpc_server
+from colocated_wire.worker.policy import WorkerPolicy
+from colocated_wire.worker.relay import serve as serve_relay
+from colocated_wire.worker.service import ColocatedWorker, handlers
+from colocated_wire.worker.session import serve as serve_session
+
+RELAY = "/colocated.v1.ColocatedWorkerService/Relay"
+ALLOWED = frozenset({"colocated_wire.examples", "worker_gate"})
+Code = grpc.StatusCode
+
+
+@contextlib.contextmanager
+def worker(max_sessions: int = DEFAULT_MAX_SESSIONS, relays: bool = True):
+    """(the servicer, its target), served in-process as worker/main.py serves it."""
+    limits = CallLimits()
+    service = ColocatedWorker(
+        WorkerPolicy(allowed_modules=ALLOWED), limits, None, None, max_sessions, relays=relays
+    )
+    server = grpc_server(limits.max_calls, max_sessions)
+    server.add_generic_rpc_handlers((handlers(service),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield service, f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=None)
+    assert service.limits.wait_idle(DEADLINE), "a call held on to its slot"
+    assert service.sessions.wait_at_most(0, DEADLINE), "a session or relay held on to its place"
+
+
+class Relay:
+    """A raw Relay stream: requests sent when the test says, each child's answers and ends
+    kept apart as they arrive."""
+
+    def __init__(self, channel: grpc.Channel):
+        self._requests: queue.Queue[bytes | None] = queue.Queue()
+        self.stream = channel.stream_stream(RELAY)(iter(self._requests.get, None), timeout=DEADLINE)
+        self.messages: dict[int, list[service_pb2.SessionResponse]] = {}
+        self.ends: dict[int, list[service_pb2.RelayedEnd]] = {}
+        self.taken: dict[int, list[int]] = {}  # each child's sessions its worker took
+        self.sessions: dict[int, set[int]] = {}  # each child's sessions its messages named
+        self.as_before: dict[int, list[bool]] = {}  # whether each part said its specs were
+        self._specs: dict[int, service_pb2.SpecsPayload] = {}  # each child's last specs
+
+    def send(self, children=(), messages=()) -> None:
+        """Children as (index, target); messages as (child, session, SessionRequest)."""
+        request = service_pb2.RelayRequest()
+        for child, target in children:
+            request.children.add(child=child, target=target)
+        for child, session, message in messages:
+            data = message if isinstance(message, bytes) else message.SerializeToString()
+            request.messages.add(child=child, session=session, message=data)
+        self._requests.put(request.SerializeToString())
+
+    def close(self) -> None:
+        self._requests.put(None)
+
+    def receive(self) -> None:
+        """Reads one RelayResponse into `messages` and `ends`."""
+        response = service_pb2.RelayResponse.FromString(next(self.stream))
+        for m in response.messages:
+            part = service_pb2.SessionResponse.FromString(m.message)
+            self.as_before.setdefault(m.child, []).append(part.output_specs_as_before)
+            if part.output_specs_as_before:
+                part.output_specs.CopyFrom(self._specs[m.child])
+            elif part.HasField("output_specs"):
+                self._specs[m.child] = part.output_specs
+            self.messages.setdefault(m.child, []).append(part)
+            self.sessions.setdefault(m.child, set()).add(m.session)
+        for end in response.ends:
+            self.ends.setdefault(end.child, []).append(end)
+        for taken in response.taken:
+            self.taken.setdefault(taken.child, []).append(taken.session)
+
+    def answer(self, child: int, call_id: int) -> list[service_pb2.SessionResponse]:
+        """Child's answer to a call, all its parts, reading until it has come."""
+        while True:
+            parts = [p for p in self.messages.get(child, []) if p.id == call_id]
+            if parts and (parts[-1].end or parts[-1].HasField("status")):
+                return parts
+            self.receive()
+
+    def end(self, child: int) -> service_pb2.RelayedEnd:
+        """The end of the child's latest session, reading until it has come."""
+        while not self.ends.get(child):
+            self.receive()
+        return self.ends[child][-1]
+
+    def finish(self) -> None:
+        """Half-closes the stream and reads what is left, up to its end (OK)."""
+        self.close()
+        with pytest.raises(StopIteration):
+            while True:
+                self.receive()
+
+    def ended(self) -> grpc.RpcError:
+        with pytest.raises(grpc.RpcError) as e:
+            while True:
+                self.receive()
+        return e.value
+
+
+def doubled(parts) -> np.ndarray:
+    _, outputs = outputs_of(parts)
+    return dict(zip(SUMMARY, outputs, strict=True))["doubled"]
+
+
+@pytest.fixture
+def mesh(mesh_2x4):
+    return mesh_2x4
+
+
+def test_get_version_says_the_worker_serves_relays_and_not_without_sessions():
+    with worker() as (_, target), grpc.insecure_channel(target) as channel:
+        serving = get_version(channel).relays
+    with worker(max_sessions=0) as (_, target), grpc.insecure_channel(target) as channel:
+        without_sessions = get_version(channel).relays
+        relay = Relay(channel)
+        refused = relay.ended()
+        relay.close()
+    with worker(relays=False) as (_, target), grpc.insecure_channel(target) as channel:
+        off = get_version(channel).relays
+    assert (serving, without_sessions, off) == (True, False, False)
+    assert (refused.code(), refused.details()) == (
+        Code.UNIMPLEMENTED,
+        "this worker serves no relays",
+    )
+
+
+def test_calls_to_two_children_are_forwarded_and_answered_as_written(mesh):
+    with worker() as (relaying, near), worker() as (other, far):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (7, far)])
+            for call_id in (1, 2):
+                x = X + call_id
+                relay.send(
+                    messages=[
+                        (0, 0, summarize_call(mesh, call_id, x=x)),
+                        (7, 0, summarize_call(mesh, call_id, x=-x)),
+                    ]
+                )
+                near_parts, far_parts = relay.answer(0, call_id), relay.answer(7, call_id)
+                np.testing.assert_array_equal(doubled(near_parts), x * 2)
+                np.testing.assert_array_equal(doubled(far_parts), -x * 2)
+            # The second answers say their specs are as before: each child keeps its own session.
+            open_while_relaying = (len(relaying.sessions), len(other.sessions))
+            relay.finish()
+    assert relay.as_before == {0: [False, True], 7: [False, True]}
+    assert open_while_relaying == (2, 1)  # the relay and its session to itself; one
+    assert relay.sessions == {0: {0}, 7: {0}}
+    assert [e.status.code for c in (0, 7) for e in relay.ends[c]] == [0, 0]
+
+
+def test_each_childs_first_session_opens_as_it_is_given_taken_or_refused(mesh):
+    with worker() as (_, near), worker(max_sessions=1) as (_, full):
+        with grpc.insecure_channel(full) as channel:
+            holder = Session(channel)  # takes the one place
+            holder.send(summarize_call(mesh, 1))
+            holder.answer(1)
+            with grpc.insecure_channel(near, options=OPTIONS) as relay_channel:
+                relay = Relay(relay_channel)
+                relay.send(children=[(0, near), (1, full)])
+                refused = relay.end(1)  # before any message to it
+                while 0 not in relay.taken:
+                    relay.receive()
+                relay.send(messages=[(0, 0, summarize_call(mesh, 1))])
+                answered = relay.answer(0, 1)
+                relay.finish()
+            holder.close()
+    assert relay.taken == {0: [0]}
+    assert (refused.session, code_of(refused.status.code)) == (0, Code.RESOURCE_EXHAUSTED)
+    assert "--max-sessions" in refused.status.message
+    np.testing.assert_array_equal(doubled(answered), X * 2)
+
+
+def test_a_child_nobody_serves_ends_unavailable_and_the_others_go_on(mesh):
+    with worker() as (_, near), worker() as (_, spare):
+        with grpc.insecure_channel(spare) as probe:
+            get_version(probe)
+        # A port that was served and is not now: nothing listens on it.
+        with worker() as (_, gone):
+            pass
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (1, gone)])
+            relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
+            answered = relay.answer(0, 1)
+            unreachable = relay.end(1)
+            relay.finish()
+    np.testing.assert_array_equal(doubled(answered), X * 2)
+    assert (unreachable.child, unreachable.session) == (1, 0)
+    assert code_of(unreachable.status.code) == Code.UNAVAILABLE
+
+
+def test_a_childs_next_session_opens_when_a_message_names_it(mesh):
+    with worker() as (_, near), worker(max_sessions=1) as (other, far):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(3, far)])
+            relay.send(messages=[(3, 0, summarize_call(mesh, 1))])
+            relay.answer(3, 1)
+            # A request that is neither call nor cancel ends the child's session on its worker.
+            relay.send(messages=[(3, 0, b"")])
+            broken = relay.end(3)
+            # Session 0 has ended: a message still naming it is dropped, one naming 1 opens it.
+            relay.send(messages=[(3, 0, summarize_call(mesh, 2)), (3, 1, summarize_call(mesh, 3))])
+            again = relay.answer(3, 3)
+            relay.finish()
+    assert (broken.session, code_of(broken.status.code)) == (0, Code.INVALID_ARGUMENT)
+    np.testing.assert_array_equal(doubled(again), X * 2)
+    assert [p.id for p in relay.messages[3] if p.end] == [1, 3]
+    assert relay.sessions == {3: {0, 1}}
+
+
+def test_a_cancel_reaches_the_call_it_names_on_the_child(mesh, gate, cancels):
+    with worker() as (_, near):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near)])
+            relay.send(messages=[(0, 0, hold_call(mesh, 1))])
+            assert gate.entered.acquire(timeout=DEADLINE)
+            relay.send(messages=[(0, 0, service_pb2.SessionRequest(cancel=1))])
+            assert cancels.acquire(timeout=DEADLINE)
+            gate.release.set()
+            [cancelled] = relay.answer(0, 1)
+            relay.finish()
+    assert code_of(cancelled.status.code) == Code.CANCELLED
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "problem"),
+    [
+        (b"\x0a", "request 1: not a RelayRequest"),
+        (
+            service_pb2.RelayRequest(
+                messages=[service_pb2.RelayedMessage(child=4, message=b"")]
+            ).SerializeToString(),
+            "request 1: messages[0] is to child 4, never given",
+        ),
+        (
+            service_pb2.RelayRequest(
+                children=[service_pb2.RelayChild(child=2)]
+            ).SerializeToString(),
+            "request 1: children[0] (child 2) has no target",
+        ),
+    ],
+)
+def test_a_bad_request_ends_the_relay_invalid_argument_naming_it(request_bytes, problem):
+    with worker() as (_, near), grpc.insecure_channel(near) as channel:
+        relay = Relay(channel)
+        relay._requests.put(request_bytes)
+        error = relay.ended()
+        relay.close()
+    assert error.code() == Code.INVALID_ARGUMENT
+    assert error.details().startswith(problem)
+
+
+def test_a_child_given_again_elsewhere_ends_the_relay(mesh):
+    with worker() as (_, near), grpc.insecure_channel(near) as channel:
+        relay = Relay(channel)
+        relay.send(children=[(0, near)])
+        relay.send(children=[(0, "127.0.0.1:1")])
+        error = relay.ended()
+        relay.close()
+    assert error.code() == Code.INVALID_ARGUMENT
+    assert error.details() == (
+        f"request 2: children[0] names child 0 127.0.0.1:1, which was given as {near}"
+    )
+
+
+def test_a_drain_ends_the_relay_unavailable_after_its_childrens_calls(mesh, gate):
+    with worker() as (service, near), worker() as (_, far):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (1, far)])
+            # One after the other: both workers of this process take the devices' one turn.
+            relay.send(messages=[(0, 0, summarize_call(mesh, 1))])
+            relay.answer(0, 1)
+            relay.send(messages=[(1, 0, hold_call(mesh, 1))])
+            assert gate.entered.acquire(timeout=DEADLINE)
+            with futures.ThreadPoolExecutor(1) as pool:
+                drained = pool.submit(service.limits.drain, DEADLINE)
+                gate.release.set()
+                held = relay.answer(1, 1)
+                error = relay.ended()
+                assert drained.result()
+            relay.close()
+    assert held[-1].end
+    assert error.code() == Code.UNAVAILABLE
+
+
+class GoneBeforeHeaders:
+    """The context of a stream whose client left before the worker sent its headers: sending
+    them raises, as gRPC's context does for a cancelled call (the relay above cancels a child's
+    session it opened a moment before, when the controller's next request is bad)."""
+
+    def send_initial_metadata(self, metadata) -> None:
+        raise grpc.RpcError("the client cancelled the call")
+
+    def add_callback(self, callback) -> bool:
+        return False  # the call has ended
+
+
+@pytest.mark.parametrize("serve", [serve_session, serve_relay], ids=["session", "relay"])
+def test_a_stream_whose_client_left_before_its_headers_gives_its_place_back(serve):
+    service = ColocatedWorker(WorkerPolicy(allowed_modules=ALLOWED), max_sessions=1)
+    stream = serve(service, iter(()), GoneBeforeHeaders())
+    with pytest.raises(grpc.RpcError):
+        next(stream)
+    assert len(service.sessions) == 0
