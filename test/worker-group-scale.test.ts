@@ -20,7 +20,10 @@ import * as shardIndices from "../src/shard-indices";
 const PROCESSES = 4;
 const DEVICES = 2;
 
-describe("a WorkerGroup of fixed-answer members", () => {
+describe.each([
+  ["a session to each member", 0],
+  ["sessions carried by relays of two members", 2],
+])("a WorkerGroup of fixed-answer members over %s", (_, relayFanout) => {
   let job: FixedJob;
   let servers: FixedServer[];
   let group: WorkerGroup;
@@ -37,7 +40,7 @@ describe("a WorkerGroup of fixed-answer members", () => {
     servers = await startFixedServers(job, [0, 1, 2, 3]);
     group = await WorkerGroup.connect(
       servers.map((s) => s.target),
-      { deadlineMs: 60_000 },
+      { deadlineMs: 60_000, relayFanout },
     );
   });
 
@@ -113,16 +116,40 @@ describe("a WorkerGroup of fixed-answer members", () => {
     expect(start).toHaveBeenCalledTimes(1); // one ExecuteStart for every member's stream
   });
 
+  test("the controller keeps a stream per relay, or per member without relays", async () => {
+    const { small } = calls();
+    const before = { ...job.opened };
+    const own = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { relayFanout },
+    );
+    try {
+      expect(own.relays).toBe(relayFanout ? 2 : 0);
+      const { data } = await own.executeSharded(small.program, small.inputs);
+      expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
+    } finally {
+      own.close();
+    }
+    const opened = {
+      sessions: job.opened.sessions - before.sessions,
+      relays: job.opened.relays - before.relays,
+    };
+    expect(opened).toEqual(relayFanout ? { sessions: 0, relays: 2 } : { sessions: 4, relays: 0 });
+  });
+
   test("without sessions (asked, or a member that serves none) every call is a stream per member", async () => {
     const { small } = calls();
     const off = await WorkerGroup.connect(
       servers.map((s) => s.target),
-      { sessions: false },
+      { sessions: false, relayFanout },
     );
     const noSessions = await startFixedServers(new FixedJob(PROCESSES, DEVICES), [0, 1, 2, 3], {
       sessions: false,
     });
-    const old = await WorkerGroup.connect(noSessions.map((s) => s.target));
+    const old = await WorkerGroup.connect(
+      noSessions.map((s) => s.target),
+      { relayFanout },
+    );
     try {
       const expected = await group.executeSharded(small.program, small.inputs);
       for (const other of [off, old]) {
@@ -142,9 +169,28 @@ describe("a WorkerGroup of fixed-answer members", () => {
     }
   });
 
+  test("a member that refuses a session at connect: the group calls by streams, and no call fails", async () => {
+    const { small } = calls();
+    job.setMode(2, "drop"); // refuses a new session, answers ExecuteSharded
+    const own = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { relayFanout },
+    );
+    try {
+      expect([own.relays, own.sessionCounts]).toEqual([0, { calls: 0, streams: 0 }]);
+      const { data } = await own.executeSharded(small.program, small.inputs);
+      expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
+    } finally {
+      own.close();
+    }
+  });
+
   test("a session that breaks fails its call; a member that then refuses a new one moves the group to streams", async () => {
     const { small } = calls();
-    const own = await WorkerGroup.connect(servers.map((s) => s.target));
+    const own = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { relayFanout },
+    );
     try {
       await own.executeSharded(small.program, small.inputs);
       job.setMode(1, "drop"); // ends its session at the next call, and refuses another

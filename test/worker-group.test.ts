@@ -361,6 +361,40 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     expect(group.sessionCounts).toEqual({ calls: 6, streams: 2 });
   });
 
+  test("relayed: one member carries both members' sessions; calls come back right, a hang is named by its deadline", async () => {
+    const group = await WorkerGroup.connect(
+      job.map((w) => w.target),
+      { deadlineMs: 60_000, relayFanout: 2 },
+    );
+    groups.push(group);
+    expect(group.relays).toBe(1);
+    const summarize = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
+    for (let i = 0; i < 3; i++) {
+      const { outputs, data } = await group.executeSharded(summarize, [X, Y]);
+      expectSummarized(X, outputs, data);
+    }
+    expect(group.sessionCounts).toEqual({ calls: 6, streams: 2 });
+    const affine = example("affine", [f32([8, 4], "x", "y"), f32([]), f32([4], "y")]);
+    const inputs = [X, Float32Array.of(1), new Float32Array(4)];
+    await group.executeSharded(affine, inputs);
+    job[1].process.kill("SIGSTOP"); // the member the relay carries, not the relay
+    try {
+      const error = await group.executeSharded(affine, inputs, { deadlineMs: 6_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(MemberError);
+      expect((error as MemberError).member.processIndex).toBe(1);
+      expect((error as MemberError).code).toBe(status.DEADLINE_EXCEEDED);
+    } finally {
+      job[1].process.kill("SIGCONT");
+    }
+    expect((await group.alive({ deadlineMs: 10_000 })).map((h) => h.alive)).toEqual([true, true]);
+    const { data } = await group.executeSharded(affine, [X, Float32Array.of(2), inputs[2]]);
+    expect(floats(data[0])).toEqual(X.map((v) => v * 2));
+    expect(group.sessionCounts).toEqual({ calls: 12, streams: 2 });
+  });
+
   test("a worker that serves no more sessions: a group still forms, and calls by ExecuteSharded", async () => {
     const alone = await startWorker([
       "--devices",

@@ -25,6 +25,7 @@ import {
   type VersionRange,
 } from "./negotiate";
 import { ProgramHandles, type SentProgram, sentProgram } from "./program-handles";
+import { RelayStream } from "./relay";
 import { Session } from "./session";
 import { shardedBytes } from "./sharded-bytes";
 import {
@@ -102,8 +103,8 @@ export class WorkerClient {
     private readonly deadlineMs: number,
     /** Keeps the calls within the worker's limits (src/rpc/call-queue.ts). */
     private readonly queue: CallQueue,
-    /** Whether the worker serves Session, as its GetVersion answer said. */
-    readonly servesSessions: boolean,
+    /** Whether the worker serves Session and Relay, as its GetVersion answer said. */
+    private readonly serves: { sessions: boolean; relays: boolean },
   ) {
     this.handles = new ProgramHandles((program) => this.load(program));
     this.outputSpecs = new DecodedSpecs(version);
@@ -152,8 +153,8 @@ export class WorkerClient {
         throw new WorkerError(status.INTERNAL, detail); // the worker broke the protocol
       }
       const queue = new CallQueue(workerLimits(response.limits), maxQueued);
-      const sessions = response.sessions;
-      return new WorkerClient(stub, target, version, server, deadlineMs, queue, sessions);
+      const serves = { sessions: response.sessions, relays: response.relays };
+      return new WorkerClient(stub, target, version, server, deadlineMs, queue, serves);
     } catch (error) {
       stub.close();
       // The worker refuses GetVersion with FAILED_PRECONDITION when the ranges do not meet.
@@ -214,9 +215,24 @@ export class WorkerClient {
     return this.handles.reload(sent);
   }
 
+  /** Whether the worker serves Session, as its GetVersion answer said. */
+  get servesSessions(): boolean {
+    return this.serves.sessions;
+  }
+
+  /** Whether the worker serves Relay, as its GetVersion answer said. */
+  get servesRelays(): boolean {
+    return this.serves.relays;
+  }
+
   /** A Session on this client's channel (a worker that serves them: `servesSessions`). */
   openSession(): Session {
     return new Session(this.stub, this.target);
+  }
+
+  /** A Relay on this client's channel carrying `children`'s sessions (`servesRelays`). */
+  openRelay(children: readonly string[]): RelayStream {
+    return new RelayStream(this.stub, this.target, children);
   }
 
   /**

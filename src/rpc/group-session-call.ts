@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { WorkerError } from "./errors";
 import type { GroupCall } from "./group-call";
 import type { GroupProgram } from "./group-program";
-import type { Session, SessionReceiver } from "./session";
+import type { MemberSession, SessionReceiver } from "./session-calls";
 import { callTail } from "./session-request";
 import type { SessionPart } from "./session-response";
 import type { CheckedCall, ShardedProgress } from "./sharded-call";
@@ -16,7 +16,7 @@ export const SESSION_MAX_INPUT_BYTES = 1 << 20;
 
 /** A member as a session call needs it: its session, its handle of the program, a reload. */
 export interface SessionMember {
-  session: Session;
+  session: MemberSession;
   digest: Uint8Array;
   /** Loads the program again (the worker answered NOT_FOUND) and gives the new handle. */
   reload(): Promise<Uint8Array>;

@@ -56,7 +56,8 @@ export function readSessionResponse(bytes: Uint8Array): SessionPart {
   return part;
 }
 
-function readStatus(reader: BinaryReader, end: number): CallStatus {
+/** A CallStatus whose bytes run from the reader to `end`. */
+export function readStatus(reader: BinaryReader, end: number): CallStatus {
   const status: CallStatus = { code: 0, message: "" };
   while (reader.pos < end) {
     const [field, wire] = reader.tag();

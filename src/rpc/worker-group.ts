@@ -10,7 +10,8 @@ import type { GroupMember, MemberHealth } from "./group-member";
 import { type GroupLayout, GroupProgram } from "./group-program";
 import { callSessions, SESSION_MAX_INPUT_BYTES } from "./group-session-call";
 import { checkOneJobBytes, type GroupTopology } from "./group-topology";
-import type { Session } from "./session";
+import type { RelayStream } from "./relay";
+import type { MemberSession } from "./session-calls";
 import {
   type CheckedCall,
   callSharded,
@@ -31,7 +32,24 @@ export interface GroupOptions extends ConnectOptions {
    * member with a stream of its own (ExecuteSharded) every call.
    */
   sessions?: boolean;
+  /**
+   * How many members' sessions each relaying member carries (Relay), itself among them: the
+   * controller then keeps one stream per relay, not one per member, which keeps a member's
+   * call as cheap at a thousand members as at sixteen (docs/multi-worker.md). The first of
+   * each run of this many members (in the order of the targets) relays for the run, reaching
+   * the others at the targets given here. By default max(RELAY_FROM, ⌈√N⌉) from RELAY_FROM
+   * members up, when every member serves relays; 0 or 1: a session from the controller to
+   * each member.
+   */
+  relayFanout?: number;
 }
+
+/**
+ * The fewest members relayed by default, and the fewest a relay carries (`relayFanout`): a
+ * relay's stream costs the controller about what a member's session does, so a relay pays
+ * for itself when it carries many.
+ */
+export const RELAY_FROM = 16;
 
 /**
  * Many workers as one JAX job (jax.distributed): one worker per process, each serving its
@@ -72,8 +90,15 @@ export class WorkerGroup {
     /** A call's deadline unless it gives one: the connect options'. */
     private readonly deadlineMs: number,
     /** Each member's session, when every member serves them and the options allow. */
-    private sessions: readonly Session[] | undefined,
+    private sessions: readonly MemberSession[] | undefined,
+    /** How many members carry the others' sessions (relays). */
+    private relaying: number,
   ) {}
+
+  /** How many members relay the others' sessions (0: the controller keeps one per member). */
+  get relays(): number {
+    return this.relaying;
+  }
 
   /**
    * Connects to every worker (with the options of WorkerClient.connect: TLS, compression,
@@ -103,9 +128,9 @@ export class WorkerGroup {
       });
       const layout = { members: members.length, memberOf };
       const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-      const sessions = await openSessions(clients, options, deadlineMs);
+      const { sessions, relays = 0 } = (await openSessions(clients, options, deadlineMs)) ?? {};
       const version = clients[0].version;
-      return new WorkerGroup(clients, members, job, version, layout, deadlineMs, sessions);
+      return new WorkerGroup(clients, members, job, version, layout, deadlineMs, sessions, relays);
     } catch (error) {
       for (const c of clients) c.close();
       throw error;
@@ -261,6 +286,7 @@ export class WorkerGroup {
   private dropSessions(): void {
     for (const s of this.sessions ?? []) s.close();
     this.sessions = undefined;
+    this.relaying = 0;
   }
 
   /** How many member calls went over sessions, and how many session streams were opened. */
@@ -280,21 +306,60 @@ export class WorkerGroup {
 }
 
 /**
- * Each member's session, open and taken by its worker, when every member serves them and the
- * options allow; none (every call by ExecuteSharded) when a worker refuses one (it serves as
- * many as its --max-sessions). Throws what else went wrong (the worker is unreachable).
+ * Each member's session, open and taken by its worker (or its relay), when every member serves
+ * them and the options allow; none (every call by ExecuteSharded) when a worker refuses one
+ * (it serves as many as its --max-sessions). Relayed (relaySessions) when the fan-out says so
+ * and every member serves relays. Throws what else went wrong (the worker is unreachable).
  */
 async function openSessions(
   clients: readonly WorkerClient[],
   options: GroupOptions,
   deadlineMs: number,
-): Promise<Session[] | undefined> {
+): Promise<{ sessions: MemberSession[]; relays: number } | undefined> {
   if (options.sessions === false || !clients.every((c) => c.servesSessions)) return undefined;
+  const fanout = options.relayFanout ?? defaultFanout(clients.length);
+  if (fanout > 1 && clients.every((c) => c.servesRelays)) {
+    const relayed = await relaySessions(clients, fanout, deadlineMs);
+    if (relayed !== undefined) return relayed;
+  }
   const sessions = clients.map((c) => c.openSession());
   const taken = await Promise.allSettled(sessions.map((s) => s.accepted(deadlineMs)));
   const failed = taken.find((t) => t.status === "rejected");
-  if (failed === undefined) return sessions;
+  if (failed === undefined) return { sessions, relays: 0 };
   for (const s of sessions) s.close();
   if (sessions.some((s) => s.refused)) return undefined;
+  throw failed.reason;
+}
+
+/**
+ * From RELAY_FROM members up, ⌈√N⌉ members a relay (as many relays as members a relay: no
+ * relaying member carries more than the controller does), and at least RELAY_FROM.
+ */
+function defaultFanout(members: number): number {
+  return members >= RELAY_FROM ? Math.max(RELAY_FROM, Math.ceil(Math.sqrt(members))) : 0;
+}
+
+/**
+ * Each member's session carried by a relay: the first of each run of `fanout` members relays
+ * for the run. None when a relaying worker refuses the stream (sessions go direct then).
+ */
+async function relaySessions(
+  clients: readonly WorkerClient[],
+  fanout: number,
+  deadlineMs: number,
+): Promise<{ sessions: MemberSession[]; relays: number } | undefined> {
+  const relays: RelayStream[] = [];
+  for (let first = 0; first < clients.length; first += fanout) {
+    const run = clients.slice(first, first + fanout).map((c) => c.target);
+    relays.push(clients[first].openRelay(run));
+  }
+  const taken = await Promise.allSettled(relays.map((r) => r.accepted(deadlineMs)));
+  const failed = taken.find((t) => t.status === "rejected");
+  if (failed === undefined) {
+    return { sessions: relays.flatMap((r) => r.sessions), relays: relays.length };
+  }
+  for (const r of relays) r.close();
+  // A relaying worker, or a member, that refused: a session to each member is tried instead.
+  if (relays.some((r) => r.refused || r.sessions.some((s) => s.refused))) return undefined;
   throw failed.reason;
 }
