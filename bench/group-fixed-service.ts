@@ -12,6 +12,7 @@ import {
 } from "@grpc/grpc-js";
 import {
   ExecuteShardedResponseSchema,
+  RelayResponseSchema,
   SessionResponseSchema,
 } from "../gen/es/colocated/v1/service_pb";
 import { ProgramPayload, SpecsPayload } from "../gen/ts/colocated/v1/payload";
@@ -23,9 +24,13 @@ import {
   type GetVersionResponse,
   type LoadProgramRequest,
   type LoadProgramResponse,
+  RelayedEnd,
+  RelayedMessage,
+  RelayedTaken,
+  type RelayRequest,
   ColocatedWorkerServiceService as Service,
   type SessionCall,
-  type SessionRequest,
+  SessionRequest,
   SessionResponse,
   ShardChunk,
 } from "../gen/ts/colocated/v1/service";
@@ -199,6 +204,7 @@ class Answer {
 
 const SHARDED = ExecuteShardedResponseSchema.field;
 const SESSION = SessionResponseSchema.field;
+const RELAY_RESPONSE = RelayResponseSchema.field;
 
 /** The bytes a part leaves in front for its id: the field's tag and a varint of 10 bytes at most. */
 const ID_ROOM = new BinaryWriter().tag(SESSION.id.number, WireType.Varint).finish().length + 10;
@@ -241,6 +247,10 @@ export class FixedJob {
   private readonly modes = new Map<number, FixedMode>();
   /** Emits "cancelled" with a member's process index when its client cancels its stream. */
   readonly events = new EventEmitter();
+  /** Session and Relay streams its members took. */
+  readonly opened = { sessions: 0, relays: 0 };
+  /** The members this process serves, by target: those its relays answer for. */
+  readonly local = new Map<string, number>();
 
   constructor(
     readonly processes: number,
@@ -386,6 +396,7 @@ const DEFINITION = {
   executeSharded: { ...Service.executeSharded, responseSerialize: raw },
   getTopology: { ...Service.getTopology, responseSerialize: raw },
   session: { ...Service.session, responseSerialize: sessionSerialize },
+  relay: { ...Service.relay, responseSerialize: raw },
 };
 
 /** Member `process` of `job`: the service's handlers. */
@@ -399,7 +410,7 @@ function handlers(job: FixedJob, process: number, sessions: boolean) {
       const client = call.request.client ?? server;
       try {
         const version = negotiateVersion(client, server);
-        done(null, { server, version, limits: LIMITS, sessions });
+        done(null, { server, version, limits: LIMITS, sessions, relays: sessions });
       } catch (error) {
         done({ code: status.FAILED_PRECONDITION, details: (error as Error).message });
       }
@@ -428,11 +439,21 @@ function handlers(job: FixedJob, process: number, sessions: boolean) {
       if (!sessions) {
         call.emit("error", { code: status.UNIMPLEMENTED, details: "started without sessions" });
       } else if (job.mode(process) === "drop") {
-        const details = `fixed-answer member ${process} serves no more sessions (--max-sessions)`;
+        const details = noMoreSessions(process);
         call.emit("error", { code: status.RESOURCE_EXHAUSTED, details });
       } else session(call, job, process);
     },
+    relay(call: ServerDuplexStream<RelayRequest, Buffer>) {
+      if (!sessions) {
+        call.emit("error", { code: status.UNIMPLEMENTED, details: "started without sessions" });
+      } else relay(call, job);
+    },
   };
+}
+
+/** Why a member in mode "drop" refuses a session, as a worker whose --max-sessions are taken. */
+function noMoreSessions(process: number): string {
+  return `fixed-answer member ${process} serves no more sessions (--max-sessions)`;
 }
 
 /** One ExecuteSharded stream: start, exactly this member's input bytes, end; then the answer. */
@@ -471,23 +492,79 @@ function sharded(
   });
 }
 
+/** Where a fixed-answer session writes: its answers' parts, and the status that ends it. */
+interface SessionOutlet {
+  write(out: SessionOut): void;
+  end(code: status, details: string): void;
+}
+
 /**
- * One Session stream: each call checked and answered in the member's mode at the time; a
- * hanging call is answered only when cancelled. Once the client has sent its last call, the
- * stream ends when no call hangs.
+ * One session's calls on a fixed-answer member, whether its stream is its own (session()) or
+ * a relay's (relay()): each call checked and answered in the member's mode at the time; a
+ * hanging call is answered only when cancelled.
  */
-function session(
-  call: ServerDuplexStream<SessionRequest, SessionOut>,
-  job: FixedJob,
-  process: number,
-): void {
-  call.sendMetadata(new Metadata()); // taken: as the worker, headers before any call
-  const hanging = new Set<bigint>();
-  let closed = false;
+class FixedSession {
+  private readonly hanging = new Set<bigint>();
   /** The output specs this session sent last (each program's are one array). */
-  let lastSpecs: Uint8Array | undefined;
-  const fail = (id: bigint, code: status, message: string) =>
-    call.write(
+  private lastSpecs: Uint8Array | undefined;
+
+  constructor(
+    private readonly job: FixedJob,
+    private readonly process: number,
+    private readonly outlet: SessionOutlet,
+  ) {}
+
+  /** Whether no call hangs. */
+  get idle(): boolean {
+    return this.hanging.size === 0;
+  }
+
+  /** The stream is gone: nothing is answered any more. */
+  forget(): void {
+    this.hanging.clear();
+  }
+
+  /** One SessionRequest; false when it ended the session. */
+  request(request: SessionRequest): boolean {
+    const { job, process } = this;
+    const part = request.part;
+    if (part?.$case === "cancel") {
+      if (!this.hanging.delete(part.value)) return true; // ended, or never sent
+      this.fail(part.value, status.CANCELLED, `call ${part.value} cancelled by the client`);
+      job.events.emit("cancelled", process);
+      return true;
+    }
+    if (part?.$case !== "call") {
+      this.outlet.end(status.INVALID_ARGUMENT, "a SessionRequest of no part");
+      return false;
+    }
+    const { id } = part.value;
+    const mode = job.mode(process);
+    if (mode === "drop") {
+      this.outlet.end(status.UNAVAILABLE, `fixed-answer member ${process} dropped its session`);
+      return false;
+    }
+    if (mode === "error") {
+      this.fail(id, status.INTERNAL, `fixed-answer member ${process} told to fail`);
+      return true;
+    }
+    if (mode === "hang") {
+      this.hanging.add(id);
+      return true;
+    }
+    const answer = checkCall(part.value, job, process);
+    if (!(answer instanceof Answer)) {
+      this.fail(id, answer.code, answer.message);
+      return true;
+    }
+    const asBefore = answer.specs === this.lastSpecs;
+    this.lastSpecs = answer.specs;
+    for (const message of answer.sessionParts(asBefore)) this.outlet.write({ id, part: message });
+    return true;
+  }
+
+  private fail(id: bigint, code: status, message: string): void {
+    this.outlet.write(
       raw(
         SessionResponse.encode({
           id,
@@ -498,11 +575,30 @@ function session(
         }).finish(),
       ),
     );
+  }
+}
+
+/**
+ * One Session stream: its calls answered by a FixedSession. Once the client has sent its last
+ * call, the stream ends when no call hangs.
+ */
+function session(
+  call: ServerDuplexStream<SessionRequest, SessionOut>,
+  job: FixedJob,
+  process: number,
+): void {
+  call.sendMetadata(new Metadata()); // taken: as the worker, headers before any call
+  job.opened.sessions += 1;
+  let closed = false;
+  const fixed = new FixedSession(job, process, {
+    write: (out) => call.write(out),
+    end: (code, details) => call.emit("error", { code, details }),
+  });
   const settle = () => {
-    if (closed && hanging.size === 0) call.end();
+    if (closed && fixed.idle) call.end();
   };
   call.on("cancelled", () => {
-    hanging.clear();
+    fixed.forget();
     job.events.emit("cancelled", process);
   });
   call.on("end", () => {
@@ -510,35 +606,105 @@ function session(
     settle();
   });
   call.on("data", (request: SessionRequest) => {
-    const part = request.part;
-    if (part?.$case === "cancel") {
-      if (!hanging.delete(part.value)) return; // ended, or never sent
-      fail(part.value, status.CANCELLED, `call ${part.value} cancelled by the client`);
-      job.events.emit("cancelled", process);
-      return settle();
+    if (fixed.request(request)) settle();
+  });
+}
+
+/**
+ * One Relay stream on a fixed-answer member: each child's calls answered by a FixedSession of
+ * its own, as the child would answer them over a session, in place of forwarding them (the
+ * children are members of this process, found by target in `job.local`). What the controller
+ * sends and receives is what a worker's relay would have it send and receive; the relaying
+ * member's own work of forwarding is not modelled. Each child's first session is opened as it
+ * is given and reported taken, or refused (mode "drop"), as a worker's relay reports them; a
+ * child's session that ends is reported as a relay reports it; a child elsewhere ends
+ * UNAVAILABLE.
+ */
+function relay(call: ServerDuplexStream<RelayRequest, Buffer>, job: FixedJob): void {
+  call.sendMetadata(new Metadata());
+  job.opened.relays += 1;
+  const processOf = new Map<number, number | undefined>();
+  const sessions = new Map<number, { number: number; fixed?: FixedSession }>();
+  let batch: BinaryWriter | undefined;
+  let closed = false;
+  const out = () => {
+    if (batch === undefined) {
+      batch = new BinaryWriter();
+      process.nextTick(() => {
+        const bytes = batch?.finish();
+        batch = undefined;
+        if (bytes !== undefined) call.write(raw(bytes));
+        settle();
+      });
     }
-    if (part?.$case !== "call") {
-      call.emit("error", { code: status.INVALID_ARGUMENT, details: "a SessionRequest of no part" });
-      return;
+    return batch;
+  };
+  const settle = () => {
+    const idle = [...sessions.values()].every((s) => s.fixed?.idle ?? true);
+    if (closed && batch === undefined && idle) call.end();
+  };
+  const ended = (child: number, number: number, code: status, message: string) => {
+    sessions.set(child, { number });
+    out()
+      .tag(RELAY_RESPONSE.ends.number, WireType.LengthDelimited)
+      .bytes(RelayedEnd.encode({ child, session: number, status: { code, message } }).finish());
+  };
+  const open = (child: number, number: number): FixedSession | undefined => {
+    const p = processOf.get(child);
+    if (p === undefined) {
+      ended(
+        child,
+        number,
+        status.UNAVAILABLE,
+        `a fixed-answer relay reaches only its process's members`,
+      );
+      return undefined;
     }
-    const { id } = part.value;
-    const mode = job.mode(process);
-    if (mode === "drop") {
-      const details = `fixed-answer member ${process} dropped its session`;
-      call.emit("error", { code: status.UNAVAILABLE, details });
-      return;
+    if (job.mode(p) === "drop") {
+      ended(child, number, status.RESOURCE_EXHAUSTED, noMoreSessions(p));
+      return undefined;
     }
-    if (mode === "error")
-      return fail(id, status.INTERNAL, `fixed-answer member ${process} told to fail`);
-    if (mode === "hang") {
-      hanging.add(id);
-      return;
+    const fixed = new FixedSession(job, p, {
+      write: (o) =>
+        out()
+          .tag(RELAY_RESPONSE.messages.number, WireType.LengthDelimited)
+          .bytes(
+            RelayedMessage.encode({
+              child,
+              session: number,
+              message: sessionSerialize(o),
+            }).finish(),
+          ),
+      end: (code, details) => ended(child, number, code, details),
+    });
+    sessions.set(child, { number, fixed });
+    out()
+      .tag(RELAY_RESPONSE.taken.number, WireType.LengthDelimited)
+      .bytes(RelayedTaken.encode({ child, session: number }).finish());
+    return fixed;
+  };
+  call.on("cancelled", () => {
+    for (const s of sessions.values()) s.fixed?.forget();
+  });
+  call.on("end", () => {
+    closed = true;
+    for (const [child, s] of sessions) {
+      if (s.fixed?.idle) ended(child, s.number, status.OK, "");
     }
-    const answer = checkCall(part.value, job, process);
-    if (!(answer instanceof Answer)) return fail(id, answer.code, answer.message);
-    const asBefore = answer.specs === lastSpecs;
-    lastSpecs = answer.specs;
-    for (const message of answer.sessionParts(asBefore)) call.write({ id, part: message });
+    settle();
+  });
+  call.on("data", (request: RelayRequest) => {
+    for (const c of request.children) {
+      processOf.set(c.child, job.local.get(c.target));
+      if (!sessions.has(c.child)) open(c.child, 0); // at once, as a worker's relay does
+    }
+    for (const m of request.messages) {
+      const current = sessions.get(m.child);
+      let fixed = current?.fixed;
+      if (current === undefined || m.session > current.number) fixed = open(m.child, m.session);
+      else if (m.session < current.number) continue; // a session over: its end was sent
+      fixed?.request(SessionRequest.decode(m.message));
+    }
   });
 }
 
@@ -599,8 +765,10 @@ export function startFixedServers(
           });
           server.addService(DEFINITION, handlers(job, process, sessions));
           server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, port) => {
-            if (error) reject(error);
-            else resolve({ process, target: `127.0.0.1:${port}`, server });
+            if (error) return reject(error);
+            const target = `127.0.0.1:${port}`;
+            job.local.set(target, process);
+            resolve({ process, target, server });
           });
         }),
     ),

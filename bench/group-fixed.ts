@@ -6,7 +6,13 @@ import { answerApart, measureApart } from "./group-apart";
 import { type FixedMembers, startFixedMembers } from "./group-fixed-servers";
 import { measureFloor } from "./group-floor";
 import { type GroupCall, groupCalls } from "./group-programs";
-import { type CallCost, callCost, callsFor, WARM_UP_MEMBER_CALLS } from "./group-timing";
+import {
+  type CallCost,
+  callCost,
+  callsFor,
+  costOnGroup,
+  WARM_UP_MEMBER_CALLS,
+} from "./group-timing";
 
 /**
  * The controller alone, from 16 members to 1,024 (issue 31 item 2): a WorkerGroup over
@@ -41,6 +47,10 @@ export interface FixedRow {
   floor: CallCost;
   /** The small program's calls without sessions: an ExecuteSharded stream per member per call. */
   streams: CallCost;
+  /** Members that relayed the others' sessions (0: a session from the controller to each). */
+  relays: number;
+  /** The small program's calls over a session from the controller to each member, no relays. */
+  direct: CallCost;
   /** This process's memory grown per member, once formed and called: RSS, and V8's heap plus external. */
   rssPerMember: number;
   heapPerMember: number;
@@ -128,21 +138,25 @@ export async function measureFixed(
         await failedCall(group, servers, small, members >> 1, "error", 30_000),
         await failedCall(group, servers, small, members - 1, "hang", hangMs),
       ];
+      const smallCall = (g: WorkerGroup) => g.executeSharded(small.program, small.inputs);
       progress(`group: a stream per member per call to ${members} fixed-answer members`);
-      const streamsGroup = await WorkerGroup.connect(servers.targets, {
-        deadlineMs: 120_000,
-        sessions: false,
-      });
-      let streamsCost: CallCost;
-      try {
-        streamsCost = await callCost(
-          () => streamsGroup.executeSharded(small.program, small.inputs),
-          streams(calls.small),
-          warmUp,
-        );
-      } finally {
-        streamsGroup.close();
-      }
+      const streamsCost = await costOnGroup(
+        servers.targets,
+        { deadlineMs: 120_000, sessions: false },
+        smallCall,
+        streams(calls.small),
+        warmUp,
+      );
+      progress(`group: a session from the controller to each of ${members} fixed-answer members`);
+      const relays = group.relays;
+      group.close(); // its connections' state out of the way of the next group's
+      const directCost = await costOnGroup(
+        servers.targets,
+        { deadlineMs: 120_000, relayFanout: 0 },
+        smallCall,
+        streams(calls.small),
+        warmUp,
+      );
       progress(`group: bare HTTP/2 streams to ${members} fixed-answer members`);
       const memberOf = new Map<number, number>();
       group.members.forEach((m, i) => {
@@ -165,6 +179,8 @@ export async function measureFixed(
         array: arrayCost,
         floor,
         streams: streamsCost,
+        relays,
+        direct: directCost,
         rssPerMember: (after.rss - before.rss) / members,
         heapPerMember: (after.heap - before.heap) / members,
         failed,

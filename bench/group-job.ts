@@ -5,6 +5,8 @@ import { freePort, jobFlags, spawnServer, type WorkerProcess } from "../src/cli/
 /** The workers of one JAX job, started by the group bench, and where they serve. */
 export interface Job {
   targets: string[];
+  /** The workers' process ids, by process index. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -16,7 +18,11 @@ export interface Job {
 export async function startJob(root: string, processes: number, devices: number): Promise<Job> {
   const flags = ["--devices", String(devices), "--allow-module", "colocated_wire.examples"];
   const { workers, stop } = await startJobWorkers(root, processes, flags);
-  return { targets: workers.map((w) => w.target), stop };
+  return {
+    targets: workers.map((w) => w.target),
+    pids: workers.map((w) => w.process.pid ?? 0),
+    stop,
+  };
 }
 
 /**

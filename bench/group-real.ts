@@ -1,9 +1,16 @@
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { WorkerClient, WorkerGroup } from "../src/rpc";
 import { answerApart, measureApart } from "./group-apart";
 import { startJob } from "./group-job";
 import { groupCalls } from "./group-programs";
-import { type CallCost, callCost, callsFor, WARM_UP_MEMBER_CALLS } from "./group-timing";
+import {
+  type CallCost,
+  callCost,
+  callsFor,
+  costOnGroup,
+  WARM_UP_MEMBER_CALLS,
+} from "./group-timing";
 
 /**
  * Real workers (issue 31 item 1): one JAX job over jax.distributed (gloo on CPU) of 1 to 16
@@ -20,6 +27,15 @@ export interface RealRow {
   formMs: number;
   small: CallCost;
   array: CallCost;
+  /** Members that relayed the others' sessions (0: a session from the controller to each). */
+  relays: number;
+  /** When relayed: the small call over a session from the controller to each member. */
+  direct?: CallCost;
+  /**
+   * When relayed: the relaying member's CPU per small call beyond the median other member's,
+   * per member it carries (what forwarding costs a Python worker).
+   */
+  relayCpuMsPerMember?: number;
 }
 
 /** The job of one worker called with WorkerClient.executeSharded, no group in between. */
@@ -53,17 +69,38 @@ export async function measureReal(
       // at least 2,000.
       const warmUp = callsFor(workers, WARM_UP_MEMBER_CALLS, 3);
       const smallCalls = callsFor(workers, 2_000, calls.small);
-      const row = {
+      const before = job.pids.map(cpuMsOf);
+      const smallCost = await callCost(
+        () => group.executeSharded(small.program, small.inputs),
+        smallCalls,
+        warmUp,
+      );
+      const spent = job.pids.map((pid, i) => cpuMsOf(pid) - before[i]);
+      const row: RealRow = {
         workers,
         devicesPerWorker: devices,
         formMs,
-        small: await callCost(
-          () => group.executeSharded(small.program, small.inputs),
+        small: smallCost,
+        array: await callCost(() => group.executeSharded(array.program, array.inputs), calls.array),
+        relays: group.relays,
+      };
+      if (group.relays === 1) {
+        // The relay is member 0 (the first target, process 0), carrying every member.
+        const others = spent.slice(1).sort((a, b) => a - b);
+        const extra = spent[0] - others[others.length >> 1];
+        row.relayCpuMsPerMember = extra / (warmUp + smallCost.calls) / workers;
+      }
+      if (group.relays > 0) {
+        progress(`group: a session from the controller to each of ${workers} workers`);
+        group.close();
+        row.direct = await costOnGroup(
+          job.targets,
+          { deadlineMs: 600_000, relayFanout: 0 },
+          (g) => g.executeSharded(small.program, small.inputs),
           smallCalls,
           warmUp,
-        ),
-        array: await callCost(() => group.executeSharded(array.program, array.inputs), calls.array),
-      };
+        );
+      }
       if (workers !== 1) return { row };
       // One worker alone, with no group: what the group costs on top.
       const client = await WorkerClient.connect(job.targets[0], { deadlineMs: 600_000 });
@@ -90,6 +127,13 @@ export async function measureReal(
   } finally {
     await job.stop();
   }
+}
+
+/** A process's CPU so far (user and system), from /proc: in ticks of 10 ms (USER_HZ 100). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** measureReal in a controller process of its own (bench/group-apart.ts). */

@@ -30,17 +30,17 @@ export function groupMarkdown(r: GroupResults): string {
   ];
   if (r.real.length) {
     lines.push(
-      "**Real workers**: one JAX job (jax.distributed, gloo on CPU) of P worker processes of D CPU devices each, on this machine, driven by one WorkerGroup. Forming: connect, negotiate one version, check the topology. With more processes than cores the workers share the CPU, so time per call grows with the processes here for reasons a real pod does not have; the controller's CPU is the figure that carries over.",
+      "**Real workers**: one JAX job (jax.distributed, gloo on CPU) of P worker processes of D CPU devices each, on this machine, driven by one WorkerGroup. Forming: connect, negotiate one version, check the topology. With more processes than cores the workers share the CPU, so time per call grows with the processes here for reasons a real pod does not have; the controller's CPU is the figure that carries over. From 16 workers the sessions are carried by the first worker's Relay (a group's default); “a session each” is the small call with relays off (ms, CPU per member), and the relay's cost is the relaying worker's CPU per small call beyond the median other worker's, per member it carries.",
       "",
-      `| workers × devices | forming ms | small ms | small CPU ms | CPU per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member |`,
-      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      `| workers × devices | forming ms | small ms | small CPU ms | CPU per member | relays | a session each: small ms, CPU per member | relay's CPU per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member |`,
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
       ...r.real.map(
         (row) =>
-          `| ${row.workers} × ${row.devicesPerWorker} | ${ms(row.formMs)} | ${cost(row.small, row.workers)} | ${cost(row.array, row.workers)} |`,
+          `| ${row.workers} × ${row.devicesPerWorker} | ${ms(row.formMs)} | ${cost(row.small, row.workers)} | ${row.relays || "—"} | ${row.direct ? `${ms(row.direct.p50Ms)}, ${us(row.direct.cpuMs / row.workers)}` : "—"} | ${row.relayCpuMsPerMember === undefined ? "—" : us(row.relayCpuMsPerMember)} | ${cost(row.array, row.workers)} |`,
       ),
       ...(r.direct
         ? [
-            `| 1 × ${r.direct.devices}, WorkerClient (no group) | | ${cost(r.direct.small, 1)} | ${cost(r.direct.array, 1)} |`,
+            `| 1 × ${r.direct.devices}, WorkerClient (no group) | | ${cost(r.direct.small, 1)} | | | | ${cost(r.direct.array, 1)} |`,
           ]
         : []),
       "",
@@ -48,13 +48,13 @@ export function groupMarkdown(r: GroupResults): string {
   }
   if (r.fixed.length) {
     lines.push(
-      "**Fixed-answer servers** (the controller alone): each member a real gRPC server of ColocatedWorkerService on a port of its own, in Node processes apart from the controller (128 members a process: this machine cannot hold 1,024 processes), answering from a fixed topology of D devices a member with output specs and shards of the right shapes and bytes, running nothing (bench/group-fixed-service.ts). Each group is measured in a controller process of its own, started for it. A call of at most 1 MiB a member goes to each as one message on the Session stream the member keeps open, and is answered in one (both the small call and, from 16 members, the array); a stream per call is the small call with sessions off, an ExecuteSharded stream per member per call, as before sessions. Bare HTTP/2: the small call's request bytes and answers over one node:http2 stream per member per call, with no gRPC library and no checks: the floor of a stream per call. Memory: the controller process's growth per member from before connecting to after the calls, RSS and V8 heap plus external (from 256 members: below, the growth is within the heap's own noise). One member fails: at once (INTERNAL, deadline 30 s), or never answers (deadline four times the median call).",
+      "**Fixed-answer servers** (the controller alone): each member a real gRPC server of ColocatedWorkerService on a port of its own, in Node processes apart from the controller (128 members a process: this machine cannot hold 1,024 processes), answering from a fixed topology of D devices a member with output specs and shards of the right shapes and bytes, running nothing (bench/group-fixed-service.ts). Each group is measured in a controller process of its own, started for it. A call of at most 1 MiB a member goes to each as one message on the member's Session, and is answered in one (both the small call and, from 16 members, the array). From 16 members the sessions are carried by relays, as a WorkerGroup does by default: the first of each run of max(16, ⌈√N⌉) members keeps a Relay stream from the controller and carries its run's sessions (a fixed-answer relay answers for its run as they would, in its own process, where a worker's relay forwards each message to them: what the controller sends and receives is the same, and the relaying member's work is not the controller's); “a session each” is the small call with relays off, a session from the controller to every member. A stream per call is the small call with sessions off, an ExecuteSharded stream per member per call, as before sessions. Bare HTTP/2: the small call's request bytes and answers over one node:http2 stream per member per call, with no gRPC library and no checks: the floor of a stream per call. Memory: the controller process's growth per member from before connecting to after the calls, RSS and V8 heap plus external (from 256 members: below, the growth is within the heap's own noise). One member fails: at once (INTERNAL, deadline 30 s), or never answers (deadline four times the median call).",
       "",
-      `| members × devices | server processes | forming ms | small ms | small CPU ms | CPU per member | a stream per call, per member | bare HTTP/2 per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member | memory per member, RSS / heap | one fails at once | one never answers |`,
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      `| members × devices | server processes | forming ms | small ms | small CPU ms | CPU per member | relays | a session each, per member | a stream per call, per member | bare HTTP/2 per member | ${mib} MiB ms | ${mib} MiB CPU ms | CPU per member | memory per member, RSS / heap | one fails at once | one never answers |`,
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
       ...r.fixed.map(
         (row) =>
-          `| ${count(row.members)} × ${row.devicesPerMember} | ${row.serverProcesses} | ${ms(row.formMs)} | ${cost(row.small, row.members)} | ${us(row.streams.cpuMs / row.members)} | ${us(row.floor.cpuMs / row.members)} | ${cost(row.array, row.members)} | ${row.members < 256 ? "—" : `${kb(row.rssPerMember)} / ${kb(row.heapPerMember)}`} | ${failedCell(row, "error")} | ${failedCell(row, "hang")} |`,
+          `| ${count(row.members)} × ${row.devicesPerMember} | ${row.serverProcesses} | ${ms(row.formMs)} | ${cost(row.small, row.members)} | ${row.relays || "—"} | ${us(row.direct.cpuMs / row.members)} | ${us(row.streams.cpuMs / row.members)} | ${us(row.floor.cpuMs / row.members)} | ${cost(row.array, row.members)} | ${row.members < 256 ? "—" : `${kb(row.rssPerMember)} / ${kb(row.heapPerMember)}`} | ${failedCell(row, "error")} | ${failedCell(row, "hang")} |`,
       ),
       "",
     );
@@ -85,7 +85,7 @@ function readmeSummary(r: GroupResults): string {
   const parts = [
     `Measured ${r.meta.date.slice(0, 10)} on ${r.meta.machine}.`,
     small && large
-      ? `The controller's CPU for a small call is ${perMember(small)} a member at ${count(small.members)} members and ${perMember(large)} at ${count(large.members)} (fixed-answer servers, each call one message each way on the Session stream a member keeps; with a stream per member per call it is ${us(large.streams.cpuMs / large.members)}, and bare HTTP/2 streams alone take ${us(large.floor.cpuMs / large.members)}), its memory ${kb(large.rssPerMember)} a member, and a group of ${count(large.members)} forms in ${(large.formMs / 1000).toFixed(1)} s.`
+      ? `The controller's CPU for a small call is ${perMember(small)} a member at ${count(small.members)} members and ${perMember(large)} at ${count(large.members)} (fixed-answer servers, each call one message each way on the member's Session, carried by ${large.relays} relaying members; with a session from the controller to each member it is ${us(large.direct.cpuMs / large.members)}, with a stream per member per call ${us(large.streams.cpuMs / large.members)}, and bare HTTP/2 streams alone take ${us(large.floor.cpuMs / large.members)}), its memory ${kb(large.rssPerMember)} a member, and a group of ${count(large.members)} forms in ${(large.formMs / 1000).toFixed(1)} s.`
       : "",
     biggest
       ? `Over ${biggest.workers} real workers of one JAX job, a small call costs the controller ${us(biggest.small.cpuMs / biggest.workers)} a member (their answers arrive one message at a time).`

@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { type GroupOptions, WorkerGroup } from "../src/rpc";
 
 /** What a call costs, over a number of calls made one at a time after a warm-up. */
 export interface CallCost {
@@ -56,4 +57,23 @@ export async function callCost(
     p50Ms: times[Math.floor(times.length / 2)],
     cpuMs: batches[Math.floor(batches.length / 2)],
   };
+}
+
+/**
+ * What a group call costs on a group of `targets` formed with `options` for the measurement
+ * alone (closed after it): callCost of `call` on it.
+ */
+export async function costOnGroup(
+  targets: readonly string[],
+  options: GroupOptions,
+  call: (group: WorkerGroup) => Promise<unknown>,
+  calls: number,
+  warmUp: number,
+): Promise<CallCost> {
+  const group = await WorkerGroup.connect(targets, options);
+  try {
+    return await callCost(() => call(group), calls, warmUp);
+  } finally {
+    group.close();
+  }
 }

@@ -30,7 +30,8 @@ import {
 
 /**
  * Part 5: a WorkerGroup of real workers as one JAX job (jax.distributed, gloo on CPU), 2
- * processes of 2 CPU devices each, with sessions. The plan's calls in flight each loop on a
+ * processes of 2 CPU devices each, with sessions, both carried by the first member's Relay (as
+ * a group of 16 or more carries them by default). The plan's calls in flight each loop on a
  * group call (they queue: the group runs its calls one at a time), mostly `summarize` on small
  * inputs (one message each way on each member's Session stream) and now and then `affine` on
  * more than 1 MiB a member (an ExecuteSharded stream per member); meanwhile one plain
@@ -229,9 +230,10 @@ export async function runGroup(context: PartContext): Promise<GroupResult> {
     const formed = performance.now();
     const group = await WorkerGroup.connect(
       job.workers.map((w) => w.target),
-      { deadlineMs: hang.deadlineMs, sessions: true },
+      { deadlineMs: hang.deadlineMs, sessions: true, relayFanout: PROCESSES },
     );
     const formS = (performance.now() - formed) / 1000;
+    const relays = group.relays;
     // One plain client per worker, in the group's member order.
     const clients: WorkerClient[] = [];
     try {
@@ -448,6 +450,7 @@ export async function runGroup(context: PartContext): Promise<GroupResult> {
         startS,
         formS,
         servesSessions,
+        relays,
         plainInFlight: g.plainInFlight,
         shortDeadlineMs: g.shortDeadlineMs,
         group: groupTally,

@@ -131,6 +131,8 @@ export interface GroupResult extends PartResult {
   formS: number;
   /** Each worker's GetVersion `sessions`, in the group's member order. */
   servesSessions: boolean[];
+  /** The members that relayed the group's sessions, once formed (the part asks for one). */
+  relays: number;
   /** Calls in flight of each plain client. */
   plainInFlight: number;
   shortDeadlineMs: number;

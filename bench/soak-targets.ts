@@ -114,6 +114,13 @@ function groupTargets(
     `≥ ${members} per small call answered, > 0`,
     g.sessions.calls > 0 && g.sessions.calls >= members * small,
   );
+  add(
+    "group",
+    "the members' sessions carried by the first member's relay",
+    `${g.relays} relaying member${g.relays === 1 ? "" : "s"}`,
+    "1",
+    g.relays === 1,
+  );
   // A large call over a session would push the count past every small call (and fault) sent.
   const sent = g.small.started + g.faultCalls.started;
   add(
