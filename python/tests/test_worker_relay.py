@@ -1,7 +1,8 @@
 """Relay on in-process servers over real channels: a relay stream carrying sessions to two
 children (the relaying worker itself and another), their answers forwarded as written, a child
-whose session ends and a later session of it, a child nobody serves, cancels passed through,
-bad requests named, and the relay's end after a half-close and in a drain.
+whose session ends and a later session of it, a child nobody serves, a child that is not of the
+relay's job (sent nothing but GetTopology), cancels passed through, bad requests named, and the
+relay's end after a half-close and in a drain.
 
 Every wait is for an event or a count, never for time.
 """
@@ -11,6 +12,7 @@ import queue
 from concurrent import futures
 
 import grpc
+import jax
 import numpy as np
 import pytest
 from test_worker_session import (
@@ -27,6 +29,7 @@ from test_worker_session import (
 )
 
 from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.worker import topology
 from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
 from colocated_wire.worker.main import grpc_server
 from colocated_wire.worker.policy import WorkerPolicy
@@ -35,6 +38,7 @@ from colocated_wire.worker.service import ColocatedWorker, handlers
 from colocated_wire.worker.session import serve as serve_session
 
 RELAY = "/colocated.v1.ColocatedWorkerService/Relay"
+DEVICES = jax.device_count()
 ALLOWED = frozenset({"colocated_wire.examples", "worker_gate"})
 Code = grpc.StatusCode
 
@@ -223,6 +227,99 @@ def test_a_child_nobody_serves_ends_unavailable_and_the_others_go_on(mesh):
     assert code_of(unreachable.status.code) == Code.UNAVAILABLE
 
 
+@contextlib.contextmanager
+def other_job(answer: service_pb2.GetTopologyResponse | None):
+    """(a gRPC server that answers GetTopology with `answer`, or with UNIMPLEMENTED, and serves
+    nothing else; the methods it was called with)."""
+    called: list[str] = []
+
+    def handle(request, context):
+        if answer is None:
+            context.abort(Code.UNIMPLEMENTED, "no such method")
+        return answer.SerializeToString()
+
+    class Handler(grpc.GenericRpcHandler):
+        def service(self, details):
+            called.append(details.method)
+            return grpc.unary_unary_rpc_method_handler(handle)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((Handler(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}", called
+    finally:
+        server.stop(grace=None)
+
+
+def a_job_of(processes: int) -> service_pb2.GetTopologyResponse:
+    answer = service_pb2.GetTopologyResponse(process_count=processes, process_index=1)
+    for i in range(processes):
+        answer.devices.add(id=i, process_index=i, platform="cpu", kind="cpu")
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (a_job_of(2), "it is in a job of 2 processes, this worker in one of 1"),
+        (None, "did not answer GetTopology: UNIMPLEMENTED: no such method"),
+    ],
+    ids=["another-job", "no-worker"],
+)
+def test_a_child_not_of_the_relays_job_gets_nothing_forwarded(mesh, answer, problem):
+    with worker() as (_, near), other_job(answer) as (stranger, called):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (1, stranger)])
+            relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
+            answered = relay.answer(0, 1)
+            refused = relay.end(1)
+            relay.finish()
+    np.testing.assert_array_equal(doubled(answered), X * 2)
+    assert (refused.session, code_of(refused.status.code)) == (0, Code.FAILED_PRECONDITION)
+    assert stranger in refused.status.message
+    assert refused.status.message.endswith(problem)
+    assert 1 not in relay.taken and 1 not in relay.messages
+    assert called == ["/colocated.v1.ColocatedWorkerService/GetTopology"]
+
+
+def own_job(change=lambda answer: None) -> bytes:
+    """This process's GetTopology answer as a peer would send it, changed by `change`."""
+    answer = service_pb2.GetTopologyResponse()
+    answer.CopyFrom(topology.topology())
+    change(answer)
+    return answer.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (own_job(), None),
+        # A newer worker's field is no difference in the job.
+        (own_job() + b"\xa0\x06\x01", None),
+        (own_job(lambda a: setattr(a, "process_index", 1)), "it says it is process 1 of 1"),
+        (
+            own_job(lambda a: a.devices.pop()),
+            f"it lists other devices ({DEVICES - 1}, this job {DEVICES})",
+        ),
+        (
+            own_job(lambda a: setattr(a.devices[7], "id", 1 << 20)),
+            f"it lists other devices ({DEVICES}, this job {DEVICES})",
+        ),
+        (b"\x0a", "its GetTopology answer does not decode: "),
+    ],
+    ids=["same", "newer-field", "index", "fewer-devices", "other-device", "bytes"],
+)
+def test_a_peer_is_of_this_job_when_its_topology_is_this_ones(answer, problem):
+    found = topology.not_of_this_job(answer)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(problem)
+
+
 def test_a_childs_next_session_opens_when_a_message_names_it(mesh):
     with worker() as (_, near), worker(max_sessions=1) as (other, far):
         with grpc.insecure_channel(near, options=OPTIONS) as channel:
@@ -273,6 +370,15 @@ def test_a_cancel_reaches_the_call_it_names_on_the_child(mesh, gate, cancels):
                 children=[service_pb2.RelayChild(child=2)]
             ).SerializeToString(),
             "request 1: children[0] (child 2) has no target",
+        ),
+        (
+            service_pb2.RelayRequest(
+                children=[
+                    service_pb2.RelayChild(child=i, target=f"127.0.0.1:{i + 1}")
+                    for i in range(DEVICES + 1)
+                ]
+            ).SerializeToString(),
+            f"request 1: children[{DEVICES}] is one more than the job's {DEVICES} devices",
         ),
     ],
 )

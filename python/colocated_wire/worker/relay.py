@@ -5,8 +5,10 @@ with a thousand members, their streams', sockets' and HTTP/2 sessions' state no 
 core's cache, and a member's call cost the controller twice as much at 1,024 members as at 64
 (bench/NOTES.md, wave 13). With relays it keeps one stream per relaying member, each carrying
 the sessions of a few dozen members: the relaying member opens a Session to each child it is
-given (itself too), at once, and says which the children took, so that the controller knows at
-connect which members serve one; it forwards each SessionRequest's bytes unread, so every
+given (itself too), at once, once the child's GetTopology has shown it a process of the same
+JAX job (a relay dials the targets its controller names: it must not be a way to reach other
+services), and says which the children took, so that the controller knows at connect which
+members serve one; it forwards each SessionRequest's bytes unread, so every
 child's worker checks and runs its calls as it would from the controller, and their answers go
 back as written. The relay reads no payload, so a newer schema's fields pass through it.
 
@@ -29,6 +31,7 @@ import asyncio
 import sys
 import threading
 import traceback
+from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -36,10 +39,12 @@ import grpc.aio
 from google.protobuf.message import DecodeError
 
 from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.worker import topology
 from colocated_wire.worker.errors import Refused, unavailable
 from colocated_wire.worker.main import MAX_MESSAGE_BYTES
 
 SESSION_METHOD = "/colocated.v1.ColocatedWorkerService/Session"
+TOPOLOGY_METHOD = "/colocated.v1.ColocatedWorkerService/GetTopology"
 _DRAINING = "the worker is shutting down: its relay ended after its children's current calls"
 _CLOSE = object()  # ends a child session's requests: a half-close
 _CHANNEL_OPTIONS = [
@@ -98,19 +103,21 @@ def serve(service, requests: Iterator[service_pb2.RelayRequest | str], context) 
 
 
 class ChildSession:
-    """One Session to a child, a grpc.aio call on the relays' loop: a task writes what the
-    relay forwards to it, another reads its answers into the relay."""
+    """One Session to a child, a grpc.aio call on the relays' loop, opened once the child has
+    been found a process of this worker's job: a task writes what the relay forwards to it,
+    another reads its answers into the relay."""
 
-    def __init__(self, relay: Relay, child: int, number: int, channel: grpc.aio.Channel):
+    def __init__(self, relay: Relay, child: int, number: int, member: Member):
         self.child = child
         self.number = number
         self.ended = False
-        self._writes: asyncio.Queue = asyncio.Queue()
-        # Bytes both ways: no serializer, so each message passes as it was written.
-        self._call = channel.stream_stream(SESSION_METHOD)()
+        self._writes: asyncio.Queue = asyncio.Queue()  # held until the session opens
+        self._call: grpc.aio.StreamStreamCall | None = None
+        self._writer: asyncio.Task | None = None
         loop = asyncio.get_running_loop()
+        self._cancelled = loop.create_future()  # set by a cancel while the child is checked
         # Kept: the loop holds only weak references to its tasks.
-        self._tasks = [loop.create_task(self._write()), loop.create_task(self._read(relay))]
+        self._run_task = loop.create_task(self._run(relay, member))
 
     def send(self, message: bytes) -> None:
         self._writes.put_nowait(message)
@@ -120,7 +127,33 @@ class ChildSession:
         self._writes.put_nowait(_CLOSE)
 
     def cancel(self) -> None:
-        self._call.cancel()
+        if self._call is not None:
+            self._call.cancel()
+        elif not self._cancelled.done():  # still checking the child: nothing was sent to it
+            self._cancelled.set_result(None)
+
+    async def _run(self, relay: Relay, member: Member) -> None:
+        code, details = grpc.StatusCode.OK, ""
+        try:
+            # Not `await member.checked`: a cancel would cancel the check, which other
+            # sessions of the child share.
+            await asyncio.wait((member.checked, self._cancelled), return_when=FIRST_COMPLETED)
+            if self._cancelled.done():
+                raise asyncio.CancelledError
+            problem = member.checked.result()
+            if problem is not None:
+                code, details = problem
+            else:
+                # Bytes both ways: no serializer, so each message passes as it was written.
+                self._call = member.channel.stream_stream(SESSION_METHOD)()
+                self._writer = asyncio.get_running_loop().create_task(self._write())
+                code, details = await self._read(relay)
+        except grpc.RpcError as e:
+            code, details = e.code(), e.details() or ""
+        except asyncio.CancelledError:
+            code, details = grpc.StatusCode.CANCELLED, "the relay ended"
+        self._writes.put_nowait(_CLOSE)  # the writer stops too
+        relay.ended(self, code, details)
 
     async def _write(self) -> None:
         try:
@@ -130,21 +163,39 @@ class ChildSession:
         except (grpc.RpcError, asyncio.InvalidStateError):
             pass  # the call has ended: its reader reports how
 
-    async def _read(self, relay: Relay) -> None:
-        code, details = grpc.StatusCode.OK, ""
+    async def _read(self, relay: Relay) -> tuple[grpc.StatusCode, str]:
+        await self._call.initial_metadata()
+        if not self._call.done():  # headers, and the call goes on: the worker took it
+            relay.taken(self)
+        while (message := await self._call.read()) is not grpc.aio.EOF:
+            relay.answered(self, message)
+        return await self._call.code(), await self._call.details() or ""
+
+
+class Member:
+    """A child's target as the relay reaches it: its channel, and whether it is a process of
+    this worker's job, asked once (GetTopology) before anything is forwarded to it. A relay
+    dials whatever targets its controller names: so that it cannot be pointed at a service
+    that is not a worker of its job, such a target gets one empty GetTopology and no more."""
+
+    def __init__(self, target: str):
+        self.channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+        self.checked = asyncio.get_running_loop().create_task(self._check(target))
+
+    async def _check(self, target: str) -> tuple[grpc.StatusCode, str] | None:
         try:
-            await self._call.initial_metadata()
-            if not self._call.done():  # headers, and the call goes on: the worker took it
-                relay.taken(self)
-            while (message := await self._call.read()) is not grpc.aio.EOF:
-                relay.answered(self, message)
-            code, details = await self._call.code(), await self._call.details() or ""
+            answer = await self.channel.unary_unary(TOPOLOGY_METHOD)(b"")
         except grpc.RpcError as e:
-            code, details = e.code(), e.details() or ""
-        except asyncio.CancelledError:
-            code, details = grpc.StatusCode.CANCELLED, "the relay ended"
-        self._writes.put_nowait(_CLOSE)  # the writer stops too
-        relay.ended(self, code, details)
+            detail = f"{target} did not answer GetTopology: {e.code().name}: {e.details() or ''}"
+            if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                return e.code(), detail  # unreached, as its session would have been
+            # Not the child's own refusal of a session (UNIMPLEMENTED, RESOURCE_EXHAUSTED).
+            return grpc.StatusCode.FAILED_PRECONDITION, detail
+        problem = topology.not_of_this_job(answer)
+        if problem is None:
+            return None
+        detail = f"{target} is not a process of the relaying worker's JAX job: {problem}"
+        return grpc.StatusCode.FAILED_PRECONDITION, detail
 
 
 class Relay:
@@ -158,7 +209,7 @@ class Relay:
         self._loop = relay_loop()
         self._changed = threading.Condition()
         self._targets: dict[int, str] = {}  # the reader's
-        self._channels: dict[str, grpc.aio.Channel] = {}  # the loop's, from here on
+        self._members: dict[str, Member] = {}  # the loop's, from here on
         self._sessions: dict[int, ChildSession] = {}  # each child's latest session
         self._open = 0  # child sessions not yet ended
         self._out: list[
@@ -201,6 +252,8 @@ class Relay:
         if isinstance(request, str):
             return f"request {count}: {request}"
         messages: list[tuple[int, int, str, bytes | None]] = []
+        # Each child is a process of the job, with a device at least: no job has more.
+        devices = len(topology.topology().devices)
         for i, child in enumerate(request.children):
             known = self._targets.get(child.child)
             if not child.target:
@@ -209,6 +262,10 @@ class Relay:
                 return (
                     f"request {count}: children[{i}] names child {child.child} {child.target},"
                     f" which was given as {known}"
+                )
+            if known is None and len(self._targets) == devices:
+                return (
+                    f"request {count}: children[{i}] is one more than the job's {devices} devices"
                 )
             if known is None:  # its first session opens at once: the controller waits for it
                 messages.append((child.child, 0, child.target, None))
@@ -245,11 +302,11 @@ class Relay:
         old = self._sessions.get(child)
         if old is not None:
             old.close()  # the controller has moved on from it: it ended, or it ends now
-        channel = self._channels.get(target)
-        if channel is None:
-            channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
-            self._channels[target] = channel
-        session = ChildSession(self, child, number, channel)
+        member = self._members.get(target)
+        if member is None:
+            member = Member(target)
+            self._members[target] = member
+        session = ChildSession(self, child, number, member)
         self._sessions[child] = session
         return session
 
@@ -283,8 +340,9 @@ class Relay:
 
     async def _shut(self) -> None:
         self._each_session(ChildSession.cancel)
-        for channel in list(self._channels.values()):
-            await channel.close()
+        for member in list(self._members.values()):
+            member.checked.cancel()
+            await member.channel.close()
 
     # Any thread's side.
 

@@ -718,7 +718,9 @@ export const RelayRequestSchema: GenMessage<RelayRequest> = /*@__PURE__*/
 
 /**
  * A child's session ended: with the status its worker gave (OK when it ended
- * the stream without error), or UNAVAILABLE when the relay could not reach it.
+ * the stream without error), UNAVAILABLE when the relay could not reach it, or
+ * FAILED_PRECONDITION when its GetTopology answer (asked before anything is
+ * forwarded to it) is not of the relaying worker's JAX job.
  *
  * @generated from message colocated.v1.RelayedEnd
  */

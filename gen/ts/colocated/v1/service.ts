@@ -296,7 +296,9 @@ export interface RelayRequest {
 
 /**
  * A child's session ended: with the status its worker gave (OK when it ended
- * the stream without error), or UNAVAILABLE when the relay could not reach it.
+ * the stream without error), UNAVAILABLE when the relay could not reach it, or
+ * FAILED_PRECONDITION when its GetTopology answer (asked before anything is
+ * forwarded to it) is not of the relaying worker's JAX job.
  */
 export interface RelayedEnd {
   child: number;
