@@ -65,14 +65,16 @@ import { SCHEMA_MINOR_VERSION } from "../src/version";
  * in front of them. The mode applies per call: "error" answers a status part at once, "hang"
  * answers nothing but a `cancel` of that call (CANCELLED), "drop" ends the session (UNAVAILABLE,
  * as a worker that went away) and refuses another (RESOURCE_EXHAUSTED, as a worker whose
- * --max-sessions are taken); ExecuteSharded answers as "ok" in that mode.
+ * --max-sessions are taken); ExecuteSharded answers as "ok" in that mode. "unreached" answers
+ * as "ok", but a relay reports the member's session ended UNAVAILABLE before it opens, as a
+ * relaying worker that cannot reach it does.
  */
 
 /**
- * A member's next calls: answer, fail at once (INTERNAL), never answer, or (sessions only) end
- * the session and refuse another.
+ * A member's next calls: answer, fail at once (INTERNAL), never answer, (sessions only) end
+ * the session and refuse another, or answer but be out of its relay's reach.
  */
-export type FixedMode = "ok" | "error" | "hang" | "drop";
+export type FixedMode = "ok" | "error" | "hang" | "drop" | "unreached";
 
 /** The limits a fixed-answer member states in GetVersion, as a worker's defaults would. */
 const LIMITS = { maxConcurrentCalls: 16, maxInflightBytes: 1n << 30n };
@@ -616,7 +618,8 @@ function session(
  * children are members of this process, found by target in `job.local`). What the controller
  * sends and receives is what a worker's relay would have it send and receive; the relaying
  * member's own work of forwarding is not modelled. Each child's first session is opened as it
- * is given and reported taken, or refused (mode "drop"), as a worker's relay reports them; a
+ * is given and reported taken, refused (mode "drop") or unreached (mode "unreached"), as a
+ * worker's relay reports them; a
  * child's session that ends is reported as a relay reports it; a child elsewhere ends
  * UNAVAILABLE.
  */
@@ -662,6 +665,15 @@ function relay(call: ServerDuplexStream<RelayRequest, Buffer>, job: FixedJob): v
     }
     if (job.mode(p) === "drop") {
       ended(child, number, status.RESOURCE_EXHAUSTED, noMoreSessions(p));
+      return undefined;
+    }
+    if (job.mode(p) === "unreached") {
+      ended(
+        child,
+        number,
+        status.UNAVAILABLE,
+        `fixed-answer member ${p} is out of its relay's reach`,
+      );
       return undefined;
     }
     const fixed = new FixedSession(job, p, {

@@ -185,6 +185,22 @@ describe.each([
     }
   });
 
+  test("a member out of its relay's reach: the group keeps a session to each member, and no call fails", async () => {
+    const { small } = calls();
+    job.setMode(3, "unreached"); // answers, but its relay reports its session unreachable
+    const own = await WorkerGroup.connect(
+      servers.map((s) => s.target),
+      { relayFanout },
+    );
+    try {
+      const { data } = await own.executeSharded(small.program, small.inputs);
+      expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
+      expect([own.relays, own.sessionCounts]).toEqual([0, { calls: 4, streams: 4 }]);
+    } finally {
+      own.close();
+    }
+  });
+
   test("a session that breaks fails its call; a member that then refuses a new one moves the group to streams", async () => {
     const { small } = calls();
     const own = await WorkerGroup.connect(

@@ -163,6 +163,8 @@ export class RelayedSession implements MemberSession {
   /** Whether the child's first session was taken. */
   wasTaken = false;
   refused = false;
+  /** Whether the relay could not reach the child, or found it not of its job, at its first session. */
+  unreached = false;
   streams = 1;
 
   constructor(
@@ -221,6 +223,9 @@ export class RelayedSession implements MemberSession {
     if (number !== this.number) return;
     if (!this.answered && (code === status.RESOURCE_EXHAUSTED || code === status.UNIMPLEMENTED)) {
       this.refused = true;
+    }
+    if (!this.wasTaken && (code === status.UNAVAILABLE || code === status.FAILED_PRECONDITION)) {
+      this.unreached = true;
     }
     if (code === status.OK) [code, details] = [status.UNAVAILABLE, "the worker ended the session"];
     this.next(this.failure(code, details));

@@ -10,7 +10,7 @@ import type { GroupMember, MemberHealth } from "./group-member";
 import { type GroupLayout, GroupProgram } from "./group-program";
 import { callSessions, SESSION_MAX_INPUT_BYTES } from "./group-session-call";
 import { checkOneJobBytes, type GroupTopology } from "./group-topology";
-import type { RelayStream } from "./relay";
+import type { RelayedSession, RelayStream } from "./relay";
 import type { MemberSession } from "./session-calls";
 import {
   type CheckedCall,
@@ -341,7 +341,8 @@ function defaultFanout(members: number): number {
 
 /**
  * Each member's session carried by a relay: the first of each run of `fanout` members relays
- * for the run. None when a relaying worker refuses the stream (sessions go direct then).
+ * for the run. None when a relaying worker refuses the stream, or a relay cannot reach a
+ * member the controller reached (sessions go direct then).
  */
 async function relaySessions(
   clients: readonly WorkerClient[],
@@ -359,7 +360,9 @@ async function relaySessions(
     return { sessions: relays.flatMap((r) => r.sessions), relays: relays.length };
   }
   for (const r of relays) r.close();
-  // A relaying worker, or a member, that refused: a session to each member is tried instead.
-  if (relays.some((r) => r.refused || r.sessions.some((s) => s.refused))) return undefined;
+  // A relaying worker, or a member, that refused, or a member out of its relay's reach (the
+  // controller reached it at connect): a session to each member is tried instead.
+  const direct = (s: RelayedSession) => s.refused || s.unreached;
+  if (relays.some((r) => r.refused || r.sessions.some(direct))) return undefined;
   throw failed.reason;
 }
