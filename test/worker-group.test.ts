@@ -465,7 +465,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     expect(one.members.map((m) => [m.processIndex, m.devices.length])).toEqual([[0, 4]]);
   });
 
-  test("with mutual TLS, a group connects and calls as a single client does; without a certificate it cannot", async () => {
+  test("with mutual TLS, a group connects and calls as a single client does, relayed too; without a certificate it cannot", async () => {
     const certs = mkdtempSync(join(tmpdir(), "worker-group-tls-"));
     execFileSync("bash", [join(ROOT, "scripts", "test-certs.sh"), certs]);
     const pem = (name: string) => readFileSync(join(certs, name));
@@ -475,16 +475,26 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       "--tls-key",
       join(certs, "server.key"),
     ];
+    // A relay reaches the other member as a client of its: the test client certificate.
+    const relayFlags = [
+      ...["--relay-cert", join(certs, "client.pem"), "--relay-key", join(certs, "client.key")],
+      ...["--relay-ca", join(certs, "ca.pem")],
+    ];
     const secure = await startJob(2, 4, [
       ...["--allow-module", EXAMPLES, ...tlsFlags, "--client-ca", join(certs, "ca.pem")],
+      ...relayFlags,
     ]);
     const targets = secure.map((w) => w.target);
     const tls = { ca: pem("ca.pem"), cert: pem("client.pem"), key: pem("client.key") };
-    const group = await WorkerGroup.connect(targets, { tls, deadlineMs: 60_000 });
-    groups.push(group);
     const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
-    const { data } = await group.executeSharded(program, [X, Y]);
-    expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
+    for (const relayFanout of [0, 2]) {
+      const group = await WorkerGroup.connect(targets, { tls, deadlineMs: 60_000, relayFanout });
+      groups.push(group);
+      expect(group.relays).toBe(relayFanout ? 1 : 0);
+      const { data } = await group.executeSharded(program, [X, Y]);
+      expect(new Int32Array(data[0].buffer)[0]).toBe(X.filter((v) => v > 0).length);
+      expect(group.sessionCounts).toEqual({ calls: 2, streams: 2 });
+    }
     const refused = await WorkerGroup.connect(targets, {
       tls: { ca: pem("ca.pem") },
       deadlineMs: 10_000,

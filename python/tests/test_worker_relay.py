@@ -10,6 +10,7 @@ Every wait is for an event or a count, never for time.
 import contextlib
 import queue
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 import jax
@@ -27,6 +28,7 @@ from test_worker_session import (
     outputs_of,
     summarize_call,
 )
+from test_worker_tls import client_credentials, make_certs
 
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.worker import topology
@@ -36,6 +38,7 @@ from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.relay import serve as serve_relay
 from colocated_wire.worker.service import ColocatedWorker, handlers
 from colocated_wire.worker.session import serve as serve_session
+from colocated_wire.worker.tls import TlsFiles, add_port, server_credentials
 
 RELAY = "/colocated.v1.ColocatedWorkerService/Relay"
 DEVICES = jax.device_count()
@@ -44,15 +47,21 @@ Code = grpc.StatusCode
 
 
 @contextlib.contextmanager
-def worker(max_sessions: int = DEFAULT_MAX_SESSIONS, relays: bool = True):
+def worker(
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    relays: bool = True,
+    tls: grpc.ServerCredentials | None = None,
+    relay_credentials: grpc.ChannelCredentials | None = None,
+):
     """(the servicer, its target), served in-process as worker/main.py serves it."""
     limits = CallLimits()
+    policy = WorkerPolicy(allowed_modules=ALLOWED)
     service = ColocatedWorker(
-        WorkerPolicy(allowed_modules=ALLOWED), limits, None, None, max_sessions, relays=relays
+        policy, limits, None, None, max_sessions, relays, relay_credentials=relay_credentials
     )
     server = grpc_server(limits.max_calls, max_sessions)
     server.add_generic_rpc_handlers((handlers(service),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = add_port(server, "127.0.0.1:0", tls)
     server.start()
     try:
         yield service, f"127.0.0.1:{port}"
@@ -318,6 +327,52 @@ def test_a_peer_is_of_this_job_when_its_topology_is_this_ones(answer, problem):
         assert found is None
     else:
         assert found is not None and found.startswith(problem)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> Path:
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def other_certs(tmp_path_factory) -> Path:
+    return make_certs(tmp_path_factory.mktemp("other-certs"))
+
+
+def mutual_tls(certs: Path, client_ca: Path) -> grpc.ServerCredentials:
+    """A worker's port on the test server certificate, for clients `client_ca` signed."""
+    files = TlsFiles(
+        str(certs / "server.pem"), str(certs / "server.key"), str(client_ca / "ca.pem")
+    )
+    return server_credentials(files)
+
+
+def as_client(certs: Path) -> grpc.ChannelCredentials:
+    """The test client certificate, trusting the test CA: a controller's, or a relay's."""
+    return client_credentials(certs, certs)
+
+
+def test_a_relay_over_mutual_tls_reaches_its_children_as_itself(mesh, certs, other_certs):
+    tls = mutual_tls(certs, certs)
+    with (
+        worker(tls=tls, relay_credentials=as_client(certs)) as (_, near),
+        worker(tls=tls) as (_, far),
+        # Its client CA did not sign the relay's certificate: the handshake fails.
+        worker(tls=mutual_tls(certs, other_certs)) as (_, wary),
+    ):
+        with grpc.secure_channel(near, as_client(certs), options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (1, far), (2, wary)])
+            calls = [(child, 0, summarize_call(mesh, 1)) for child in (0, 1, 2)]
+            relay.send(messages=calls)
+            answered = [relay.answer(0, 1), relay.answer(1, 1)]
+            unreached = relay.end(2)
+            relay.finish()
+    for parts in answered:
+        np.testing.assert_array_equal(doubled(parts), X * 2)
+    assert relay.taken == {0: [0], 1: [0]}
+    assert code_of(unreached.status.code) == Code.UNAVAILABLE
+    assert unreached.status.message.startswith(f"{wary} did not answer GetTopology: UNAVAILABLE")
 
 
 def test_a_childs_next_session_opens_when_a_message_names_it(mesh):

@@ -17,11 +17,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from colocated_wire.worker.health import add_standard_services
 from colocated_wire.worker.tls import (
+    RelayFiles,
     TlsFiles,
     add_flags,
     add_port,
     check_pickle_exposure,
     is_loopback,
+    relay_files,
     server_credentials,
     tls_files,
 )
@@ -196,3 +198,37 @@ def test_the_worker_process_refuses_a_client_ca_without_a_certificate(certs):
     run = run_worker("--client-ca", str(certs / "ca.pem"))
     assert run.returncode == 2
     assert "--client-ca needs --tls-cert and --tls-key" in run.stderr
+
+
+def relay_flags(certs: Path, *omit: str) -> list[str]:
+    """--relay-cert, --relay-key and --relay-ca for the test client certificate, less `omit`."""
+    files = {
+        "--relay-cert": certs / "client.pem",
+        "--relay-key": certs / "client.key",
+        "--relay-ca": certs / "ca.pem",
+    }
+    return [a for flag, path in files.items() if flag not in omit for a in (flag, str(path))]
+
+
+def test_relay_flags_name_the_files_and_need_mutual_tls(certs):
+    mutual = ["--tls-cert", "s.pem", "--tls-key", "s.key", "--client-ca", "ca.pem"]
+    args = flags(*mutual, *relay_flags(certs))
+    assert relay_files(args, tls_files(args)) == RelayFiles(
+        str(certs / "client.pem"), str(certs / "client.key"), str(certs / "ca.pem")
+    )
+    assert relay_files(flags(*mutual), tls_files(flags(*mutual))) is None
+    with pytest.raises(ValueError, match="go together: give all three"):
+        args = flags(*mutual, *relay_flags(certs, "--relay-ca"))
+        relay_files(args, tls_files(args))
+    for tls in ([], mutual[:4]):  # plaintext, and TLS that is not mutual
+        args = flags(*tls, *relay_flags(certs))
+        with pytest.raises(ValueError, match=r"--relay-cert needs mutual TLS \(--tls-cert"):
+            relay_files(args, tls_files(args))
+
+
+def test_the_worker_process_refuses_relay_flags_without_mutual_tls(certs):
+    tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
+    run = run_worker(*tls, *relay_flags(certs))
+    assert run.returncode == 2
+    assert "listening" not in run.stdout
+    assert "--relay-cert needs mutual TLS" in run.stderr

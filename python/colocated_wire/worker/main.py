@@ -172,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         tls = worker_tls.tls_files(args)
         worker_tls.check_pickle_exposure(args.host, args.allow_pickle, tls)
         credentials = worker_tls.server_credentials(tls)
+        relay_tls = worker_tls.relay_files(args, tls)
+        relay_credentials = None if relay_tls is None else worker_tls.relay_credentials(relay_tls)
         worker_job.check_flags(args)
         serving_cpu = worker_affinity.serving_cpu(args.serving_cpu)
         worker_metrics.serve(args.metrics_host, args.metrics_port)  # before handlers() below
@@ -217,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         ProgramCache(policy, args.program_cache, explain=args.explain),
         worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
         args.max_sessions,
-        relays=tls is None,
+        relays=tls is None or relay_credentials is not None,
+        relay_credentials=relay_credentials,
     )
     service.limits.on_refuse(service.progress.refused)
     worker_metrics.watch(service.limits, TURN)

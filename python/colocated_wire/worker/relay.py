@@ -178,8 +178,12 @@ class Member:
     dials whatever targets its controller names: so that it cannot be pointed at a service
     that is not a worker of its job, such a target gets one empty GetTopology and no more."""
 
-    def __init__(self, target: str):
-        self.channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+    def __init__(self, target: str, credentials: grpc.ChannelCredentials | None):
+        self.channel = (
+            grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+            if credentials is None
+            else grpc.aio.secure_channel(target, credentials, _CHANNEL_OPTIONS)
+        )
         self.checked = asyncio.get_running_loop().create_task(self._check(target))
 
     async def _check(self, target: str) -> tuple[grpc.StatusCode, str] | None:
@@ -304,7 +308,7 @@ class Relay:
             old.close()  # the controller has moved on from it: it ended, or it ends now
         member = self._members.get(target)
         if member is None:
-            member = Member(target)
+            member = Member(target, self._service.relay_credentials)
             self._members[target] = member
         session = ChildSession(self, child, number, member)
         self._sessions[child] = session

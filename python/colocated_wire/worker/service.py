@@ -54,14 +54,16 @@ class ColocatedWorker:
         progress: Progress | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         relays: bool = True,
+        relay_credentials: grpc.ChannelCredentials | None = None,
     ):
         self.policy = policy
         self.limits = CallLimits() if limits is None else limits
         self.programs = ProgramCache(policy) if programs is None else programs
         self.progress = Progress() if progress is None else progress
         self.sessions = Sessions(max_sessions)
-        # A relay reaches its children without credentials: a worker serving TLS serves none.
+        # A worker serving TLS relays only with credentials for the others (worker/tls.py).
         self.relays = relays and max_sessions > 0
+        self.relay_credentials = relay_credentials
         # A drain ends each session after its current call: an idle one must not hold it up.
         self.limits.on_drain(self.sessions.drain)
 

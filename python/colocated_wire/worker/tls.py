@@ -3,6 +3,12 @@
 A pickled function runs whatever code its sender wrote. On a loopback address
 only this machine can send one; anywhere else the worker insists on mutual TLS,
 so that only a client holding a certificate signed by `--client-ca` gets in.
+
+A relay (worker/relay.py) reaches the other workers of its job as a client of
+theirs. Over TLS it needs an identity of its own for that (`--relay-cert`,
+`--relay-key`, signed by the CA their `--client-ca` names) and the CA of their
+certificates (`--relay-ca`); and since it then speaks for whoever calls it,
+it serves only clients of mutual TLS.
 """
 
 from __future__ import annotations
@@ -23,6 +29,15 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--client-ca",
         metavar="PEM",
         help="mutual TLS: accept only clients whose certificate this CA signed",
+    )
+    parser.add_argument(
+        "--relay-cert",
+        metavar="PEM",
+        help="serve Relay over mutual TLS: the certificate this worker presents to the others",
+    )
+    parser.add_argument("--relay-key", metavar="PEM", help="the private key of --relay-cert")
+    parser.add_argument(
+        "--relay-ca", metavar="PEM", help="the CA that signed the other workers' certificates"
     )
 
 
@@ -49,6 +64,42 @@ def tls_files(args: argparse.Namespace) -> TlsFiles | None:
             raise ValueError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
         return None
     return TlsFiles(args.tls_cert, args.tls_key, args.client_ca)
+
+
+@dataclass(frozen=True)
+class RelayFiles:
+    """The PEM files of --relay-cert, --relay-key and --relay-ca: how a relay reaches the
+    other workers of its job over TLS."""
+
+    cert: str
+    key: str
+    ca: str
+
+
+def relay_files(args: argparse.Namespace, tls: TlsFiles | None) -> RelayFiles | None:
+    """The relay's TLS files, or None when not given; ValueError when some are missing, or
+    when the worker does not serve mutual TLS (a relay speaks for its callers)."""
+    given = (args.relay_cert, args.relay_key, args.relay_ca)
+    if all(g is None for g in given):
+        return None
+    if any(g is None for g in given):
+        raise ValueError("--relay-cert, --relay-key and --relay-ca go together: give all three")
+    if tls is None or not tls.mutual:
+        raise ValueError(
+            "--relay-cert needs mutual TLS (--tls-cert, --tls-key and --client-ca): a relay"
+            " reaches the other workers as itself, so only clients the client CA signed may"
+            " use one"
+        )
+    return RelayFiles(*given)
+
+
+def relay_credentials(files: RelayFiles) -> grpc.ChannelCredentials:
+    """The credentials a relay dials the other workers with; ValueError names an unreadable file."""
+    return grpc.ssl_channel_credentials(
+        root_certificates=read_pem(files.ca, "--relay-ca"),
+        private_key=read_pem(files.key, "--relay-key"),
+        certificate_chain=read_pem(files.cert, "--relay-cert"),
+    )
 
 
 def is_loopback(host: str) -> bool:
