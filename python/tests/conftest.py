@@ -6,7 +6,9 @@ size test.
 """
 
 import os
+import subprocess
 import threading
+from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1024")
@@ -53,3 +55,21 @@ def cancels(monkeypatch):
 
     monkeypatch.setattr(CallContext, "cancel", cancelled)
     return done
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> Path:
+    """Throwaway TLS files (scripts/test-certs.sh): a CA, a server and a client certificate."""
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def other_certs(tmp_path_factory) -> Path:
+    """A second CA and certificates it signed, which a worker of `certs` must not trust."""
+    return make_certs(tmp_path_factory.mktemp("other-certs"))
+
+
+def make_certs(folder: Path) -> Path:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "test-certs.sh"
+    subprocess.run(["bash", str(script), str(folder)], check=True)
+    return folder

@@ -28,7 +28,7 @@ from test_worker_session import (
     outputs_of,
     summarize_call,
 )
-from test_worker_tls import client_credentials, make_certs
+from test_worker_tls import client_credentials
 
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.worker import topology
@@ -217,6 +217,20 @@ def test_each_childs_first_session_opens_as_it_is_given_taken_or_refused(mesh):
     np.testing.assert_array_equal(doubled(answered), X * 2)
 
 
+def answered_and_ended(near: str, other: str, mesh) -> tuple[list, service_pb2.RelayedEnd]:
+    """A call relayed by `near` to itself (child 0) and to `other` (child 1), whose session
+    ends: child 0's answer, and the end of child 1's session, which answered nothing."""
+    with grpc.insecure_channel(near, options=OPTIONS) as channel:
+        relay = Relay(channel)
+        relay.send(children=[(0, near), (1, other)])
+        relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
+        answered = relay.answer(0, 1)
+        ended = relay.end(1)
+        relay.finish()
+    assert 1 not in relay.taken and 1 not in relay.messages
+    return answered, ended
+
+
 def test_a_child_nobody_serves_ends_unavailable_and_the_others_go_on(mesh):
     with worker() as (_, near), worker() as (_, spare):
         with grpc.insecure_channel(spare) as probe:
@@ -224,13 +238,7 @@ def test_a_child_nobody_serves_ends_unavailable_and_the_others_go_on(mesh):
         # A port that was served and is not now: nothing listens on it.
         with worker() as (_, gone):
             pass
-        with grpc.insecure_channel(near, options=OPTIONS) as channel:
-            relay = Relay(channel)
-            relay.send(children=[(0, near), (1, gone)])
-            relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
-            answered = relay.answer(0, 1)
-            unreachable = relay.end(1)
-            relay.finish()
+        answered, unreachable = answered_and_ended(near, gone, mesh)
     np.testing.assert_array_equal(doubled(answered), X * 2)
     assert (unreachable.child, unreachable.session) == (1, 0)
     assert code_of(unreachable.status.code) == Code.UNAVAILABLE
@@ -279,18 +287,11 @@ def a_job_of(processes: int) -> service_pb2.GetTopologyResponse:
 )
 def test_a_child_not_of_the_relays_job_gets_nothing_forwarded(mesh, answer, problem):
     with worker() as (_, near), other_job(answer) as (stranger, called):
-        with grpc.insecure_channel(near, options=OPTIONS) as channel:
-            relay = Relay(channel)
-            relay.send(children=[(0, near), (1, stranger)])
-            relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
-            answered = relay.answer(0, 1)
-            refused = relay.end(1)
-            relay.finish()
+        answered, refused = answered_and_ended(near, stranger, mesh)
     np.testing.assert_array_equal(doubled(answered), X * 2)
     assert (refused.session, code_of(refused.status.code)) == (0, Code.FAILED_PRECONDITION)
     assert stranger in refused.status.message
     assert refused.status.message.endswith(problem)
-    assert 1 not in relay.taken and 1 not in relay.messages
     assert called == ["/colocated.v1.ColocatedWorkerService/GetTopology"]
 
 
@@ -327,16 +328,6 @@ def test_a_peer_is_of_this_job_when_its_topology_is_this_ones(answer, problem):
         assert found is None
     else:
         assert found is not None and found.startswith(problem)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def other_certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("other-certs"))
 
 
 def mutual_tls(certs: Path, client_ca: Path) -> grpc.ServerCredentials:

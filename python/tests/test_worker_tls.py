@@ -32,22 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVING = health_pb2.HealthCheckResponse.SERVING
 
 
-def make_certs(folder: Path) -> Path:
-    subprocess.run(["bash", str(ROOT / "scripts" / "test-certs.sh"), str(folder)], check=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def other_certs(tmp_path_factory) -> Path:
-    """A second CA and a client certificate it signed, which the worker must not trust."""
-    return make_certs(tmp_path_factory.mktemp("other-certs"))
-
-
 def flags(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_flags(parser)
