@@ -619,9 +619,8 @@ function session(
  * sends and receives is what a worker's relay would have it send and receive; the relaying
  * member's own work of forwarding is not modelled. Each child's first session is opened as it
  * is given and reported taken, refused (mode "drop") or unreached (mode "unreached"), as a
- * worker's relay reports them; a
- * child's session that ends is reported as a relay reports it; a child elsewhere ends
- * UNAVAILABLE.
+ * worker's relay reports them; a child's session that ends is reported as a relay reports it;
+ * a child elsewhere ends UNAVAILABLE.
  */
 function relay(call: ServerDuplexStream<RelayRequest, Buffer>, job: FixedJob): void {
   call.sendMetadata(new Metadata());

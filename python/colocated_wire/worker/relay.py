@@ -8,9 +8,9 @@ the sessions of a few dozen members: the relaying member opens a Session to each
 given (itself too), at once, once the child's GetTopology has shown it a process of the same
 JAX job (a relay dials the targets its controller names: it must not be a way to reach other
 services), and says which the children took, so that the controller knows at connect which
-members serve one; it forwards each SessionRequest's bytes unread, so every
-child's worker checks and runs its calls as it would from the controller, and their answers go
-back as written. The relay reads no payload, so a newer schema's fields pass through it.
+members serve one; it forwards each SessionRequest's bytes unread, so every child's worker
+checks and runs its calls as it would from the controller, and their answers go back as
+written. The relay reads no payload, so a newer schema's fields pass through it.
 
 The relay holds a serving thread for as long as it is open, as a session does, so it takes a
 session place (--max-sessions). A thread reads the controller's requests and hands each one's
