@@ -9,6 +9,7 @@ Every wait is for an event or a count, never for time.
 
 import contextlib
 import queue
+import threading
 from concurrent import futures
 from pathlib import Path
 
@@ -245,12 +246,17 @@ def test_a_child_nobody_serves_ends_unavailable_and_the_others_go_on(mesh):
 
 
 @contextlib.contextmanager
-def other_job(answer: service_pb2.GetTopologyResponse | None):
+def other_job(answer: service_pb2.GetTopologyResponse | None, hold: threading.Event | None = None):
     """(a gRPC server that answers GetTopology with `answer`, or with UNIMPLEMENTED, and serves
-    nothing else; the methods it was called with)."""
+    nothing else; the methods it was called with; an event set once it is answering one).
+    Given `hold`, it answers only once `hold` is set."""
     called: list[str] = []
+    answering = threading.Event()
 
     def handle(request, context):
+        answering.set()
+        if hold is not None:
+            hold.wait()
         if answer is None:
             context.abort(Code.UNIMPLEMENTED, "no such method")
         return answer.SerializeToString()
@@ -265,8 +271,10 @@ def other_job(answer: service_pb2.GetTopologyResponse | None):
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
-        yield f"127.0.0.1:{port}", called
+        yield f"127.0.0.1:{port}", called, answering
     finally:
+        if hold is not None:
+            hold.set()
         server.stop(grace=None)
 
 
@@ -286,13 +294,29 @@ def a_job_of(processes: int) -> service_pb2.GetTopologyResponse:
     ids=["another-job", "no-worker"],
 )
 def test_a_child_not_of_the_relays_job_gets_nothing_forwarded(mesh, answer, problem):
-    with worker() as (_, near), other_job(answer) as (stranger, called):
+    with worker() as (_, near), other_job(answer) as (stranger, called, _):
         answered, refused = answered_and_ended(near, stranger, mesh)
     np.testing.assert_array_equal(doubled(answered), X * 2)
     assert (refused.session, code_of(refused.status.code)) == (0, Code.FAILED_PRECONDITION)
     assert stranger in refused.status.message
     assert refused.status.message.endswith(problem)
     assert called == ["/colocated.v1.ColocatedWorkerService/GetTopology"]
+
+
+def test_a_half_close_ends_a_childs_session_while_its_check_waits(mesh):
+    hold = threading.Event()
+    with worker() as (_, near), other_job(None, hold) as (silent, called, answering):
+        with grpc.insecure_channel(near, options=OPTIONS) as channel:
+            relay = Relay(channel)
+            relay.send(children=[(0, near), (1, silent)])
+            relay.send(messages=[(1, 0, summarize_call(mesh, 1)), (0, 0, summarize_call(mesh, 1))])
+            answered = relay.answer(0, 1)
+            assert answering.wait(DEADLINE)
+            relay.finish()  # ends OK although child 1's GetTopology has not answered
+    np.testing.assert_array_equal(doubled(answered), X * 2)
+    [end] = relay.ends[1]
+    assert (end.session, code_of(end.status.code)) == (0, Code.CANCELLED)
+    assert 1 not in relay.taken and called == ["/colocated.v1.ColocatedWorkerService/GetTopology"]
 
 
 def own_job(change=lambda answer: None) -> bytes:

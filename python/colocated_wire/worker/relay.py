@@ -123,13 +123,18 @@ class ChildSession:
         self._writes.put_nowait(message)
 
     def close(self) -> None:
-        """Half-closes the session: the child answers the calls it has, then ends it."""
+        """Half-closes the session: the child answers the calls it has, then ends it. One
+        still waiting for its child's check ends at once: nothing was sent to the child."""
         self._writes.put_nowait(_CLOSE)
+        self._stop_checking()
 
     def cancel(self) -> None:
         if self._call is not None:
             self._call.cancel()
-        elif not self._cancelled.done():  # still checking the child: nothing was sent to it
+        self._stop_checking()
+
+    def _stop_checking(self) -> None:
+        if self._call is None and not self._cancelled.done():
             self._cancelled.set_result(None)
 
     async def _run(self, relay: Relay, member: Member) -> None:
