@@ -28,9 +28,7 @@ relay UNAVAILABLE; a cancel cancels them.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
-import traceback
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Iterator
 
@@ -39,13 +37,13 @@ import grpc.aio
 from google.protobuf.message import DecodeError
 
 from colocated_wire._gen.colocated.v1 import service_pb2
-from colocated_wire.worker import topology
-from colocated_wire.worker.errors import Refused, unavailable
+from colocated_wire.worker import held_stream, topology
+from colocated_wire.worker.errors import Refused
+from colocated_wire.worker.held_stream import HeldStream
 from colocated_wire.worker.main import MAX_MESSAGE_BYTES
 
 SESSION_METHOD = "/colocated.v1.ColocatedWorkerService/Session"
 TOPOLOGY_METHOD = "/colocated.v1.ColocatedWorkerService/GetTopology"
-_DRAINING = "the worker is shutting down: its relay ended after its children's current calls"
 _CLOSE = object()  # ends a child session's requests: a half-close
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -81,25 +79,7 @@ def serve(service, requests: Iterator[service_pb2.RelayRequest | str], context) 
     children answer, until the controller half-closes and every child session has ended
     (OK), the stream breaks, or the worker drains (UNAVAILABLE). Refused as a session is
     when every session place is taken, or when the worker serves no relays."""
-    relay = Relay(service, context, requests)
-    try:
-        if not service.relays:
-            raise Refused(grpc.StatusCode.UNIMPLEMENTED, "this worker serves no relays")
-        if service.limits.draining:
-            raise unavailable(_DRAINING)
-        service.sessions.open(relay)
-    except Refused as e:
-        context.abort(e.code, e.message)
-    try:  # as a session's: the place is given back whichever way the relay ends
-        context.send_initial_metadata(())  # taken, as a session says it
-        relay.start()
-        yield from relay.responses()
-    finally:
-        service.sessions.close(relay)
-        relay.stop()
-    ending = relay.ending()
-    if ending is not None:
-        context.abort(*ending)
+    return held_stream.serve(service, Relay(service, context, requests), context)
 
 
 class ChildSession:
@@ -207,16 +187,16 @@ class Member:
         return grpc.StatusCode.FAILED_PRECONDITION, detail
 
 
-class Relay:
+class Relay(HeldStream):
     """One relay stream: a thread reads the controller's requests and hands their messages to
     the loop, which forwards them and collects the answers; the stream's thread sends them."""
 
+    draining = "the worker is shutting down: its relay ended after its children's current calls"
+    reader_name = "colocated-wire-relay"
+
     def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
-        self._service = service
-        self._stream = context
-        self._requests = requests
+        super().__init__(service, context, requests)
         self._loop = relay_loop()
-        self._changed = threading.Condition()
         self._targets: dict[int, str] = {}  # the reader's
         self._members: dict[str, Member] = {}  # the loop's, from here on
         self._sessions: dict[int, ChildSession] = {}  # each child's latest session
@@ -224,38 +204,24 @@ class Relay:
         self._out: list[
             service_pb2.RelayedMessage | service_pb2.RelayedEnd | service_pb2.RelayedTaken
         ] = []
-        self._read_all = False
-        self._gone = False
         self._closed = False  # the children's sessions were half-closed: no more opens
-        self._failed: tuple[grpc.StatusCode, str] | None = None
 
-    def start(self) -> None:
-        self._stream.add_callback(self._stream_ended)
-        threading.Thread(target=self._read, name="colocated-wire-relay", daemon=True).start()
+    def admit(self) -> None:
+        if not self._service.relays:
+            raise Refused(grpc.StatusCode.UNIMPLEMENTED, "this worker serves no relays")
 
     # The reader's side.
 
-    def _read(self) -> None:
-        count = 0
-        try:
-            for request in self._requests:
-                count += 1
-                problem = self._take(request, count)
-                if problem is not None:
-                    self._fail(grpc.StatusCode.INVALID_ARGUMENT, problem)
-                    return
-        except grpc.RpcError:  # the controller cancelled the stream, or its deadline passed
-            self._stream_ended()
-        except Exception as e:  # noqa: BLE001 - a bug here must still end the stream
-            traceback.print_exc(file=sys.stderr)
-            self._fail(grpc.StatusCode.INTERNAL, f"the relay failed: {type(e).__name__}: {e}")
-        finally:
-            with self._changed:
-                self._read_all = True
-                self._changed.notify_all()
-            self._close_children()
+    def _take(self, request: service_pb2.RelayRequest | str, count: int) -> bool:
+        problem = self._hand_over(request, count)
+        if problem is not None:
+            self._fail(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        return problem is None
 
-    def _take(self, request: service_pb2.RelayRequest | str, count: int) -> str | None:
+    def _read_ended(self) -> None:
+        self._close_children()
+
+    def _hand_over(self, request: service_pb2.RelayRequest | str, count: int) -> str | None:
         """Takes the children a request names and hands its messages to the loop; what is
         wrong with it, if anything (then nothing of it is forwarded)."""
         if isinstance(request, str):
@@ -355,19 +321,11 @@ class Relay:
 
     # Any thread's side.
 
-    def _fail(self, code: grpc.StatusCode, message: str) -> None:
-        with self._changed:
-            if self._failed is None:
-                self._failed = (code, message)
-            self._changed.notify_all()
+    def _on_failed(self) -> None:
         self._cancel_children()
 
-    def _stream_ended(self) -> None:
-        """The stream has ended (gRPC's callback, also once the relay ends well): the
-        children's sessions are cancelled (after a good end, every one has already ended)."""
-        with self._changed:
-            self._gone = True
-            self._changed.notify_all()
+    def _on_gone(self) -> None:
+        """The children's sessions are cancelled (after a good end, every one has ended)."""
         self._cancel_children()
 
     def wake(self) -> None:
@@ -412,17 +370,6 @@ class Relay:
             return True
         ending = self._read_all or self._service.limits.draining
         return ending and self._closed and self._open == 0
-
-    def ending(self) -> tuple[grpc.StatusCode, str] | None:
-        """The status that ends the relay when it does not end well; None for OK."""
-        with self._changed:
-            if self._gone:
-                return None
-            if self._failed is not None:
-                return self._failed
-            if not self._read_all and self._service.limits.draining:
-                return grpc.StatusCode.UNAVAILABLE, _DRAINING
-            return None
 
     def stop(self) -> None:
         """The relay's stream is over: every child session is cancelled, its channels closed."""

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 import grpc
 
 from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker import held_stream
 from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
@@ -47,9 +48,9 @@ from colocated_wire.worker.errors import (
     cancelled,
     invalid_argument,
     resource_exhausted,
-    unavailable,
 )
 from colocated_wire.worker.execute import check_active, output_specs_payload
+from colocated_wire.worker.held_stream import HeldStream
 from colocated_wire.worker.job import run_named
 from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS
 from colocated_wire.worker.requests import (
@@ -71,7 +72,6 @@ from colocated_wire.worker.sharded import (
 # The most output bytes one SessionResponse carries: an answer this small is one message.
 ANSWER_BYTES = 4 * OUTPUT_CHUNK_BYTES
 _END = ShardedRequest(part="end")
-_DRAINING = "the worker is shutting down and takes no new calls"
 
 
 def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[bytes]:
@@ -79,28 +79,7 @@ def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[
     call's answer in turn, until the client half-closes (OK), the stream breaks, or the
     worker drains (UNAVAILABLE, after the current call). A session beyond --max-sessions is
     refused before it reads anything (RESOURCE_EXHAUSTED; UNIMPLEMENTED with none)."""
-    session = Session(service, context, requests)
-    try:
-        if service.limits.draining:
-            raise unavailable(_DRAINING)
-        service.sessions.open(session)
-    except Refused as e:
-        context.abort(e.code, e.message)
-    # Every way out (a half-close, a cancel, a drain, a failure, gRPC dropping the generator,
-    # a client gone before the headers) gives the place back as the session lets go of the
-    # stream's thread.
-    try:
-        # The headers say the session was taken, before any call: a client waits for them to
-        # learn whether it may use sessions at all (a refusal ends the stream instead).
-        context.send_initial_metadata(())
-        session.start()
-        while (call := session.next_call()) is not None:
-            yield from session.answer(call)
-    finally:
-        service.sessions.close(session)
-    ending = session.ending()
-    if ending is not None:
-        context.abort(*ending)
+    return held_stream.serve(service, Session(service, context, requests), context)
 
 
 class Call:
@@ -123,44 +102,25 @@ class Call:
         self.read_at = time.perf_counter()  # a call's latency counts from when it is read
 
 
-class Session:
+class Session(HeldStream):
     """One session's calls: a thread reads them into a queue, the stream's thread runs them."""
 
+    draining = "the worker is shutting down and takes no new calls"
+    reader_name = "colocated-wire-session"
+
     def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
-        self._service = service
-        self._stream = context
-        self._requests = requests
-        self._changed = threading.Condition()
+        super().__init__(service, context, requests)
         self._pending: deque[Call] = deque()
         self._running: Call | None = None
-        self._read_all = False  # the reader has stopped: the client half-closed, or worse
-        self._gone = False  # the stream was cancelled or passed its deadline
-        self._failed: tuple[grpc.StatusCode, str] | None = None  # why the stream ends
         self._last_id = -1
         self._last_specs: bytes | None = None  # the output specs this session sent last
 
-    def start(self) -> None:
-        self._stream.add_callback(self._stream_ended)
-        threading.Thread(target=self._read, name="colocated-wire-session", daemon=True).start()
+    def responses(self) -> Iterator[bytes]:
+        """Each call's answer, in turn."""
+        while (call := self.next_call()) is not None:
+            yield from self.answer(call)
 
     # The reader's side.
-
-    def _read(self) -> None:
-        count = 0
-        try:
-            for request in self._requests:
-                count += 1
-                if not self._take(request, count):
-                    return
-        except grpc.RpcError:  # the client cancelled the stream, or its deadline passed
-            self._stream_ended()
-        except Exception as e:  # noqa: BLE001 - a bug here must still end the stream
-            traceback.print_exc(file=sys.stderr)
-            self._fail(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
-        finally:
-            with self._changed:
-                self._read_all = True
-                self._changed.notify_all()
 
     def _take(self, request: SessionRequestView, count: int) -> bool:
         """Queues a call or cancels one; False when the request ends the session."""
@@ -202,18 +162,10 @@ class Session:
         if found is not None:  # an id of a call answered, or never sent: nothing to stop
             found.context.cancel()
 
-    def _fail(self, code: grpc.StatusCode, message: str) -> None:
+    def _on_gone(self) -> None:
+        """The running call stops."""
         with self._changed:
-            self._failed = (code, message)
-            self._changed.notify_all()
-
-    def _stream_ended(self) -> None:
-        """The stream has ended (gRPC's callback, also once the session ends well): the
-        running call stops."""
-        with self._changed:
-            self._gone = True
             running = self._running
-            self._changed.notify_all()
         if running is not None:
             running.context.end()
 
@@ -239,18 +191,6 @@ class Session:
                 if self._read_all or self._failed is not None or limits.draining:
                     return None
                 self._changed.wait()
-
-    def ending(self) -> tuple[grpc.StatusCode, str] | None:
-        """The status that ends the session when it does not end well; None for OK (or for a
-        stream no one hears any more)."""
-        with self._changed:
-            if self._gone:
-                return None
-            if self._failed is not None:
-                return self._failed
-            if not self._read_all and self._service.limits.draining:
-                return grpc.StatusCode.UNAVAILABLE, _DRAINING
-            return None
 
     def answer(self, call: Call) -> Iterator[bytes]:
         """The call's answer: its parts, or the status that refuses it; counted as one
@@ -390,7 +330,7 @@ class Sessions:
         self._changed = threading.Condition()
         self._open: set[Session] = set()
 
-    def open(self, session: Session) -> None:
+    def open(self, session: HeldStream) -> None:
         """Takes a place for `session`; raises Refused at once when every place is taken
         (RESOURCE_EXHAUSTED), or when the worker serves no sessions (UNIMPLEMENTED, as a
         worker without the method answers). Every open is followed by a close."""
@@ -408,7 +348,7 @@ class Sessions:
                 )
             self._open.add(session)
 
-    def close(self, session: Session) -> None:
+    def close(self, session: HeldStream) -> None:
         """Gives back the place `session` took."""
         with self._changed:
             self._open.discard(session)
