@@ -1,91 +1,211 @@
-"""One call at a time runs its function on several devices of this process.
+"""Functions over several devices launch their computations one call at a time, and at most
+CALLS_IN_FLIGHT such calls have computations in flight: XLA's CPU client cannot hang on them.
 
-XLA's CPU client (jaxlib 0.10) can deadlock when several threads dispatch
-computations that span several devices. It runs such computations one at a
-time, each after the one launched before it has finished, and it launches each
-device's part on a pool thread that first takes one of the device's 32
-in-flight slots. Launches of different threads interleave on the pool, so a
-computation may find its device's slots all held by computations launched
-after it, which wait for it to finish: a cycle, and every call stops for good.
-Measured with plain JAX (no gRPC, no pinning): 64 threads running `x * scale +
-shift` over 8 CPU devices hung in 2 of 3 runs, 24 threads in 1 of 2, and 16
-threads (two computations each in flight, 32 in all) in none. A function's
-own computations cannot form the cycle, since one thread launches them in
-order, so a call whose program spans several devices takes this process's
-one turn to run its function and wait for its outputs. Nothing is lost by it:
-XLA would run those computations one after another anyway. A call on one
-device runs without a turn, as its computations run on its own thread.
+Why (XLA's `xla/pjrt/cpu/cpu_client.cc`, the client of jaxlib 0.4.38 to 0.10.2; names as in
+openxla/xla, bench/xla_cpu_deadlock.py reproduces it with plain JAX):
 
-A call waits for the turn only while its client still waits for it: one
-cancelled or past its deadline leaves the queue at once.
+1. `PjRtCpuExecutable::Execute`, for a computation over several devices, first takes its place
+   in one client-wide chain, on the calling thread under the client's mutex
+   (`GetLastCollectiveLaunchEvent`: `last_launch = std::move(last_collective_launch_event_);
+   last_collective_launch_event_ = count_down.AsRef();`), then schedules one task a device on
+   the client's pool ("XLAPjRtCpuClient", `max(cores, devices)` threads) and waits until every
+   task has returned (`mu.Await(absl::Condition(&done_running))`).
+2. Each task first takes one of its device's in-flight slots, blocking its pool thread while
+   none is free (`device_->max_inflight_computations_semaphore().ScopedAcquire(1)`; 32 slots,
+   `max_inflight_computations_per_device = 32`), and only then adds the chain's previous
+   computation as a dependency (`input_deps.AddEvent(last_collective_launch_event_.first)`):
+   a computation runs once the one before it in the chain has finished on every device, and
+   its slot is given back when it has run.
+3. Chain order is the order of the calling threads; slot order is the order in which the
+   pool runs the tasks. When several threads launch at once the two differ, and once a
+   device's 32 slots are held by computations later in the chain than one whose task still
+   waits for a slot, that computation never runs and neither do the 32: every call stops for
+   good. Plain JAX, `x * scale + shift` over 8 CPU devices: 64 threads hang within a few
+   hundred calls (bench/xla_cpu_deadlock.py), 16 threads (at most 32 computations in flight)
+   never did.
+
+So only the launch must be serialized: a call that launches alone returns from each
+`Execute` only after all its tasks hold their slots, so slot order is chain order on every
+device and the cycle of 3 cannot form. Waiting for the outputs needs no turn (XLA runs the
+chain one computation at a time whoever waits). One more hang remains possible without a
+bound: when every device's slots are full, the launching call's tasks block up to one pool
+thread a device, and a pool of no more threads than devices (8 devices on 2 cores here) then
+has none left to run the chain. Hence the bound: a call holds one of CALLS_IN_FLIGHT places
+from before its launch until its outputs are ready, so at most CALLS_IN_FLIGHT × m
+computations are in flight, below 32 slots for functions of m ≤ 32 / CALLS_IN_FLIGHT
+computations (affine 2, the examples' summarize 6), and no task ever waits for a slot.
+
+A call on one device takes no turn: XLA runs it on the calling thread, outside the chain.
+A call waits for a place or the launch only while its client still waits for it: one
+cancelled or past its deadline leaves the queue at once. Places are given first come, first
+served, each waiter woken alone (no wake-up of every waiter per hand-off).
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from importlib.metadata import version
+from typing import TYPE_CHECKING, TypeVar
 
 import grpc
-import jax
 
 from colocated_wire.worker.errors import cancelled
 
+if TYPE_CHECKING:
+    import jax
+
 T = TypeVar("T")
+R = TypeVar("R")
+
+# A device's in-flight slots in XLA's CPU client (max_inflight_computations_per_device).
+DEVICE_SLOTS = 32
+# Calls over several devices with computations in flight: 4 × 8 computations fill 32 slots.
+CALLS_IN_FLIGHT = 4
+
+
+class Places:
+    """`size` places, given first come, first served to calls whose clients still wait."""
+
+    def __init__(self, size: int, what: str, counted: threading.Condition) -> None:
+        self._lock = threading.Lock()
+        self._free = size
+        self._queue: deque[threading.Event] = deque()
+        self._given: set[threading.Event] = set()
+        self._what = what
+        self.waiting = 0
+        self._counted = counted  # notified when `waiting` changes
+
+    def take(self, context: grpc.ServicerContext) -> None:
+        """Returns holding a place; raises Refused(CANCELLED) if the call ends first."""
+        with self._lock:
+            if self._free and not self._queue:
+                self._free -= 1
+                return
+            turn = threading.Event()
+            self._queue.append(turn)
+            self._count(+1)
+        if not context.add_callback(turn.set):  # a call that ends stops waiting
+            turn.set()  # it has ended already
+        while True:
+            turn.wait()
+            with self._lock:
+                if turn in self._given:
+                    self._given.discard(turn)
+                    self._count(-1)
+                    return
+                if not context.is_active():
+                    self._queue.remove(turn)
+                    self._count(-1)
+                    raise cancelled(
+                        "the call was cancelled or passed its deadline while it waited for"
+                        f" {self._what}"
+                    )
+                turn.clear()  # woken by another call's end on a shared context
+
+    def give(self) -> None:
+        """Gives a place back: to the first waiter, if any."""
+        with self._lock:
+            if self._queue:
+                turn = self._queue.popleft()
+                self._given.add(turn)
+                turn.set()
+            else:
+                self._free += 1
+
+    def _count(self, change: int) -> None:
+        with self._counted:
+            self.waiting += change
+            self._counted.notify_all()
 
 
 class DeviceTurn:
-    """The one turn of this process for functions on several devices, taken first come first
-    served."""
+    """The process's protection of XLA's CPU client: one launch at a time, and at most
+    CALLS_IN_FLIGHT calls over several devices with computations in flight."""
 
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._held = False
-        self.waiting = 0
+    def __init__(self, calls_in_flight: int = CALLS_IN_FLIGHT, protect: bool = True) -> None:
+        self.protect = protect
+        self._places = calls_in_flight
+        self._counted = threading.Condition()
+        self._in_flight = Places(
+            calls_in_flight, "a place among the calls on several devices", self._counted
+        )
+        self._launch = Places(1, "its turn to launch on several devices", self._counted)
+
+    def describe(self) -> str:
+        """For the worker's start-up line."""
+        if not self.protect:
+            return "launches over several devices unprotected"
+        return f"launches over several devices one call at a time, {self._places} calls in flight"
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a place or for their launch."""
+        return self._in_flight.waiting + self._launch.waiting
 
     def run(
-        self, devices: Sequence[jax.Device], context: grpc.ServicerContext, work: Callable[[], T]
+        self,
+        devices: Sequence[jax.Device],
+        context: grpc.ServicerContext,
+        launch: Callable[[], R],
+        wait: Callable[[R], T],
     ) -> T:
-        """`work()` in this process's turn when `devices` are several, else at once."""
-        if len(devices) < 2:
-            return work()
-        self._take(context)
+        """`wait(launch())`, with `launch` alone in the process when `devices` are several."""
+        if len(devices) < 2 or not self.protect:
+            return wait(launch())
+        self._in_flight.take(context)
         try:
-            return work()
+            self._launch.take(context)
+            try:
+                launched = launch()
+            finally:
+                self._launch.give()
+            return wait(launched)
         finally:
-            with self._changed:
-                self._held = False
-                self._changed.notify()
-
-    def _take(self, context: grpc.ServicerContext) -> None:
-        with self._changed:
-            if self._held:
-                context.add_callback(self._wake_all)  # a call that ends stops waiting
-                self.waiting += 1
-                self._changed.notify_all()  # for wait_for_waiting
-                try:
-                    while self._held and context.is_active():
-                        self._changed.wait()
-                finally:
-                    self.waiting -= 1
-                    self._changed.notify_all()
-                if self._held:
-                    self._changed.notify()  # pass on the wake-up this call will not use
-                    raise cancelled(
-                        "the call was cancelled or passed its deadline while it waited for its"
-                        " turn to run on several devices"
-                    )
-            self._held = True
+            self._in_flight.give()
 
     def wait_for_waiting(self, count: int, timeout: float) -> bool:
-        """Waits until `count` calls wait for the turn; False if `timeout` seconds pass first."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self.waiting == count, timeout)
-
-    def _wake_all(self) -> None:
-        with self._changed:
-            self._changed.notify_all()
+        """Waits until `count` calls wait for a place or a launch; False if `timeout` passes."""
+        with self._counted:
+            return self._counted.wait_for(lambda: self.waiting == count, timeout)
 
 
-# The process's turn: XLA's pool and its slots are the process's.
-TURN = DeviceTurn()
+AUTO, ON, OFF = "auto", "on", "off"
+# The oldest jaxlib whose CPU client hangs (bench/xla_cpu_deadlock.py on each supported one).
+FIRST_WITH_THE_HANG = (0, 5, 0)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """Adds --device-turn."""
+    parser.add_argument(
+        "--device-turn",
+        choices=[AUTO, ON, OFF],
+        default=AUTO,
+        help="launch functions over several devices one call at a time, at most"
+        f" {CALLS_IN_FLIGHT} such calls in flight: 'auto' (default) on the jaxlib versions"
+        " whose CPU client can hang without it, 'on' or 'off'",
+    )
+
+
+def has_the_hang(jaxlib_version: str) -> bool:
+    """Whether this jaxlib's CPU client can hang on concurrent launches (module docstring)."""
+    release = tuple(int(p) for p in re.findall(r"\d+", jaxlib_version)[:3])
+    return release >= FIRST_WITH_THE_HANG
+
+
+def protects(setting: str, jaxlib_version: str) -> bool:
+    """Whether --device-turn `setting` protects XLA's CPU client on this jaxlib."""
+    return setting == ON or (setting == AUTO and has_the_hang(jaxlib_version))
+
+
+def configure(setting: str) -> DeviceTurn:
+    """The process's protection, on or off as --device-turn `setting` says for this jaxlib."""
+    TURN.protect = protects(setting, version("jaxlib"))
+    return TURN
+
+
+# The process's protection: XLA's pool and its slots are the process's.
+TURN = DeviceTurn(protect=protects(AUTO, version("jaxlib")))

@@ -52,7 +52,8 @@ def execute(
     result = TURN.run(
         program.devices,
         context,
-        lambda: finished(loaded.name, run(loaded.name, program.fun, args, kwargs)),
+        lambda: run(loaded.name, program.fun, args, kwargs),
+        lambda launched: finished(loaded.name, launched),
     )
     check_active(context, "reading its outputs")
     return describe_outputs(loaded.name, result, call.version)

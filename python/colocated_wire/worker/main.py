@@ -12,8 +12,8 @@ With --coordinator, --num-processes and --process-id it joins many workers as
 one JAX job first (worker/job.py), and prints `listening on` once all have joined.
 Run as a program, it first starts itself again with glibc set to keep freed
 memory for the next call (worker/memory.py). Its serving threads share one CPU
-(worker/affinity.py), and one call at a time runs a function over several
-devices (worker/device_turn.py). --metrics-port serves Prometheus metrics
+(worker/affinity.py), and functions over several devices launch their
+computations one call at a time (worker/device_turn.py). --metrics-port serves Prometheus metrics
 (worker/metrics.py). --explain says why a function's program was loaded again
 (worker/explain.py).
 """
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from colocated_wire.diff.nearest import explain_from_env
 from colocated_wire.worker import affinity as worker_affinity
 from colocated_wire.worker import compression as worker_compression
+from colocated_wire.worker import device_turn as worker_device_turn
 from colocated_wire.worker import health as worker_health
 from colocated_wire.worker import job as worker_job
 from colocated_wire.worker import log as worker_log
@@ -152,6 +153,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     worker_job.add_flags(p)
     worker_memory.add_flags(p)
     worker_affinity.add_flags(p)
+    worker_device_turn.add_flags(p)
     worker_metrics.add_flags(p)
     return p.parse_args(argv)
 
@@ -192,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
     from colocated_wire.worker import service as worker_service
-    from colocated_wire.worker.device_turn import TURN
     from colocated_wire.worker.limits import CallLimits
     from colocated_wire.worker.policy import WorkerPolicy
     from colocated_wire.worker.programs import ProgramCache
@@ -213,17 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     policy = WorkerPolicy(
         versions, frozenset(args.allow_module), args.allow_pickle, frozenset(args.allow_function)
     )
+    turn = worker_device_turn.configure(args.device_turn)
     service = worker_service.ColocatedWorker(
         policy,
         CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
         ProgramCache(policy, args.program_cache, explain=args.explain),
-        worker_progress.Progress(args.unhealthy_after, waiting=lambda: TURN.waiting),
+        worker_progress.Progress(args.unhealthy_after, waiting=lambda: turn.waiting),
         args.max_sessions,
         relays=tls is None or relay_credentials is not None,
         relay_credentials=relay_credentials,
     )
     service.limits.on_refuse(service.progress.refused)
-    worker_metrics.watch(service.limits, TURN)
+    worker_metrics.watch(service.limits, turn)
     server = grpc_server(args.max_concurrent_calls, args.max_sessions)
     server.add_generic_rpc_handlers((worker_service.handlers(service, args.compression),))
     # standard services (health, reflection): helper H
@@ -249,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
         f" {'allowed' if policy.allow_pickle else 'refused'}, serving threads on"
-        f" {'any CPU' if serving_cpu is None else f'CPU {serving_cpu}'}"
+        f" {'any CPU' if serving_cpu is None else f'CPU {serving_cpu}'}, {turn.describe()}"
     )
     while not stopping.wait(3600):
         pass

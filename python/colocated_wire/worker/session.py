@@ -239,8 +239,11 @@ class Session(HeldStream):
                 lambda start: resolve(service, start),
                 slot.reserve,
                 lambda step: check_active(context, step),
-                lambda devices, work: run_named(
-                    context, lambda: TURN.run(devices, context, work), job_call_id, "job_call_id"
+                lambda devices, launch, wait: run_named(
+                    context,
+                    lambda: TURN.run(devices, context, launch, wait),
+                    job_call_id,
+                    "job_call_id",
                 ),
             )
             outputs, specs = output_specs_payload(name, result, version)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import grpc
 import jax
@@ -59,7 +60,8 @@ Resolve = Callable[[service_pb2.ExecuteStart], tuple[str, Program]]
 # Counts bytes against the worker's in-flight limit as shard buffers are made.
 Reserve = Callable[[int], None]
 # Runs the function (`work`) on the program's devices when its time comes.
-Together = Callable[[Sequence[jax.Device], Callable[[], object]], object]
+# (devices, launch, wait) -> wait(launch()): how a call runs its function and waits for it.
+Together = Callable[[Sequence[jax.Device], Callable[[], Any], Callable[[Any], Any]], Any]
 
 
 def serve(service, requests, context) -> Iterator[bytes]:
@@ -78,8 +80,8 @@ def serve(service, requests, context) -> Iterator[bytes]:
                 slot.reserve,
                 lambda step: check_active(context, step),
                 # A job's members run it together, each in its turn (worker/device_turn.py).
-                lambda devices, work: run_together(
-                    context, lambda: TURN.run(devices, context, work)
+                lambda devices, launch, wait: run_together(
+                    context, lambda: TURN.run(devices, context, launch, wait)
                 ),
             )
     except Refused as e:
@@ -106,7 +108,7 @@ def execute_sharded(
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
     check: Callable[[str], None] = lambda step: None,
-    together: Together = lambda devices, work: work(),
+    together: Together = lambda devices, launch, wait: wait(launch()),
 ) -> Iterator[bytes]:
     """The response stream of one call (ExecuteShardedResponse bytes): output specs, output
     chunks, end. Raises Refused."""
@@ -119,7 +121,7 @@ def run_sharded(
     resolve: Resolve,
     reserve: Reserve = lambda nbytes: None,
     check: Callable[[str], None] = lambda step: None,
-    together: Together = lambda devices, work: work(),
+    together: Together = lambda devices, launch, wait: wait(launch()),
 ) -> tuple[str, object, int]:
     """Takes one call's requests and runs its function: (its name, its result, the call's
     version). Raises Refused. A session's call (worker/session.py) runs here too."""
@@ -144,7 +146,11 @@ def run_sharded(
     arrays = inputs.place()
     check("running the function")
     args, kwargs = call_arguments(program, arrays)
-    result = together(program.devices, lambda: finished(name, run(name, program.fun, args, kwargs)))
+    result = together(
+        program.devices,
+        lambda: run(name, program.fun, args, kwargs),
+        lambda launched: finished(name, launched),
+    )
     return name, result, start.version
 
 
