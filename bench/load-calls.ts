@@ -64,15 +64,39 @@ function smallProgram(): Program {
   };
 }
 
+/** A program of the load bench and its inputs. */
+export interface LoadProgram {
+  program: Program;
+  inputs: Uint8Array[];
+}
+
 /** The small program of the load bench, and its inputs. */
-export const SMALL = {
+export const SMALL: LoadProgram = {
   program: smallProgram(),
   inputs: [new Uint8Array(128), scalar(2), scalar(1)],
 };
 
-/** The bytes of an Execute by handle of the small program, as the worker receives them. */
-export function smallRequestBytes(version: number, handle: Uint8Array): Uint8Array {
-  const inputs = SMALL.inputs.map((data) => ({ data }));
+/**
+ * affine on three float32 [8, 4] sharded over both axes of the 2x4 mesh: the multi-device
+ * program, what colocated Python runs (a function over the CPU devices of a host), where the
+ * worker's protection of XLA's CPU client applies (worker/device_turn.py).
+ */
+export const MULTI: LoadProgram = {
+  program: {
+    function: new FunctionRef("colocated_wire.examples", "affine"),
+    inputs: callInputs(Array(3).fill(new ShapeDtypeStruct([8, 4], "float32", on("x", "y")))),
+    devices: mesh.devices,
+  },
+  inputs: [f32Full(32, 1), f32Full(32, 2), f32Full(32, 3)],
+};
+
+function f32Full(length: number, value: number): Uint8Array {
+  return new Uint8Array(new Float32Array(length).fill(value).buffer);
+}
+
+/** The bytes of an Execute by handle of a program, as the worker receives them. */
+export function requestBytes(version: number, handle: Uint8Array, of: LoadProgram): Uint8Array {
+  const inputs = of.inputs.map((data) => ({ data }));
   return ExecuteRequest.encode({ version, handle: { digest: handle }, inputs }).finish();
 }
 

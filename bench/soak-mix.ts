@@ -6,15 +6,17 @@ import {
   PartitionSpec,
   type Program,
   ShapeDtypeStruct,
+  SingleDeviceSharding,
 } from "../src";
 import { callInputs, type WorkerClient } from "../src/rpc";
 import { WrongAnswer } from "./soak-tally";
 
 /**
  * The soak's calls (test/worker-load.test.ts makes them too): `colocated_wire.examples.affine`
- * over the 2x4 mesh of 8 devices (x float32[8, 256]) and `summarize`, in turn, each answer
- * checked against values computed here. Each call's inputs depend on its number, so an answer
- * that belongs to another call is caught too.
+ * over the 2x4 mesh of 8 devices (x float32[8, 256]), `summarize` over the same mesh, and
+ * `affine` on one device, in turn, each answer checked against values computed here: calls
+ * that launch one at a time (worker/device_turn.py) beside calls that need no turn. Each call's
+ * inputs depend on its number, so an answer that belongs to another call is caught too.
  */
 
 const EXAMPLES = "colocated_wire.examples";
@@ -36,6 +38,15 @@ const AFFINE = program("affine", [
   new ShapeDtypeStruct([], "float32", on()),
   new ShapeDtypeStruct([], "float32", on()),
 ]);
+const ON_ONE_DEVICE: Program = {
+  function: new FunctionRef(EXAMPLES, "affine"),
+  inputs: callInputs([
+    new ShapeDtypeStruct([8, 256], "float32", new SingleDeviceSharding(3)),
+    new ShapeDtypeStruct([], "float32", new SingleDeviceSharding(3)),
+    new ShapeDtypeStruct([], "float32", new SingleDeviceSharding(3)),
+  ]),
+  devices: new DeviceList([3]),
+};
 const SMALL = Float32Array.from({ length: 32 }, (_, i) => i - 15.5);
 const SMALL_BYTES = f32(SMALL);
 const SUMMARIZE = program("summarize", [
@@ -49,16 +60,21 @@ export interface MixOptions {
   signal?: AbortSignal;
 }
 
-/** Call number `n` of the mix (even: affine, odd: summarize); throws WrongAnswer on a wrong value. */
+/**
+ * Call number `n` of the mix (by n % 3: affine over 8 devices, summarize, affine on one device);
+ * throws WrongAnswer on a wrong value.
+ */
 export async function mixedCall(client: WorkerClient, n: number, options: MixOptions) {
-  if (n % 2 === 0) await affineCall(client, n, options);
-  else await summarizeCall(client, n, options);
+  const kind = n % 3;
+  if (kind === 0) await affineCall(client, AFFINE, n, options);
+  else if (kind === 1) await summarizeCall(client, n, options);
+  else await affineCall(client, ON_ONE_DEVICE, n, options);
 }
 
-async function affineCall(client: WorkerClient, n: number, options: MixOptions) {
+async function affineCall(client: WorkerClient, on: Program, n: number, options: MixOptions) {
   const scale = (n % 5) + 1;
   const shift = n % 100_000;
-  const { data } = await client.execute(AFFINE, [X_BYTES, f32([scale]), f32([shift])], options);
+  const { data } = await client.execute(on, [X_BYTES, f32([scale]), f32([shift])], options);
   const got = floats(data[0]);
   if (got.length !== X.length) throw new WrongAnswer(`affine call ${n}: ${got.length} elements`);
   for (let i = 0; i < X.length; i++) {

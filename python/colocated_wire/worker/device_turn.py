@@ -1,8 +1,8 @@
 """Functions over several devices launch their computations one call at a time, and at most
 CALLS_IN_FLIGHT such calls have computations in flight: XLA's CPU client cannot hang on them.
 
-Why (XLA's `xla/pjrt/cpu/cpu_client.cc`, the client of jaxlib 0.4.38 to 0.10.2; names as in
-openxla/xla, bench/xla_cpu_deadlock.py reproduces it with plain JAX):
+Why (XLA's `xla/pjrt/cpu/cpu_client.cc`, names as in openxla/xla; bench/xla_cpu_deadlock.py
+reproduces it with plain JAX, and bench/NOTES.md has its runs on each supported jaxlib):
 
 1. `PjRtCpuExecutable::Execute`, for a computation over several devices, first takes its place
    in one client-wide chain, on the calling thread under the client's mutex
@@ -174,8 +174,9 @@ class DeviceTurn:
 
 
 AUTO, ON, OFF = "auto", "on", "off"
-# The oldest jaxlib whose CPU client hangs (bench/xla_cpu_deadlock.py on each supported one).
-FIRST_WITH_THE_HANG = (0, 5, 0)
+# The oldest jaxlib whose CPU client can hang: bench/xla_cpu_deadlock.py hung in every
+# unprotected run on 0.6.2 to 0.10.2 and in none of 15 on 0.4.38 or 0.5.3 (bench/NOTES.md).
+FIRST_WITH_THE_HANG = (0, 6, 0)
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
