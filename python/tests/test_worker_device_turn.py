@@ -11,6 +11,7 @@ import pytest
 import worker_gate
 from jax.sharding import Mesh, SingleDeviceSharding
 from test_worker import SDS, X, Y, float_spec, program, refusal, request, served
+from test_worker_drain import Worker
 from test_worker_limits import ALLOWED
 
 from colocated_wire import examples
@@ -251,3 +252,19 @@ def test_a_call_on_one_device_or_an_unprotected_turn_waits_for_nothing():
 )
 def test_the_protection_applies_where_the_hang_was_found(setting, jaxlib, protected):
     assert protects(setting, jaxlib) is protected
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ((), "launches over several devices one call at a time, 4 calls in flight"),
+        (("--device-turn", "off"), "launches over several devices unprotected"),
+    ],
+)
+def test_a_worker_process_says_how_it_launches_over_several_devices(tmp_path, flags, said):
+    worker = Worker(tmp_path / "unused", *flags)
+    try:
+        worker.wait_for(said)  # in the line said after `listening on`
+    finally:
+        worker.process.kill()
+        worker.process.wait()

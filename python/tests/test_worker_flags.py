@@ -33,6 +33,14 @@ def test_the_smallest_values_are_taken():
     assert (args.max_concurrent_calls, args.retain_freed_bytes, args.max_sessions) == (1, 0, 0)
 
 
+def test_device_turn_is_auto_unless_told_and_takes_only_its_three_settings(capsys):
+    assert parse_args([]).device_turn == "auto"
+    assert parse_args(["--device-turn", "off"]).device_turn == "off"
+    with pytest.raises(SystemExit):
+        parse_args(["--device-turn", "sometimes"])
+    assert "argument --device-turn: invalid choice: 'sometimes'" in capsys.readouterr().err
+
+
 def test_a_worker_serves_8_sessions_unless_told():
     assert parse_args([]).max_sessions == 8
     assert parse_args(["--max-sessions", "64"]).max_sessions == 64

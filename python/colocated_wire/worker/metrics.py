@@ -95,7 +95,7 @@ BYTES_IN_FLIGHT = Gauge(
 )
 TURN_WAITING = Gauge(
     PREFIX + "calls_waiting_for_turn",
-    "Calls in flight waiting for the process's turn to run on several devices",
+    "Calls in flight over several devices waiting for a place in flight or for their launch",
     registry=REGISTRY,
 )
 REFUSALS = Counter(
