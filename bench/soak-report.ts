@@ -50,7 +50,7 @@ function steadyMarkdown(r: SteadyResult): string[] {
   return [
     "## 1. Steady: calls in flight against one worker",
     "",
-    `\`colocated_wire.examples.affine\` over the 2x4 mesh of 8 devices (x float32[8, 256]) and \`summarize\` in turn, every answer checked against values computed in TypeScript, against a worker with its default flags and \`--max-concurrent-calls ${r.inFlight}\`${m.metricsUrl ? " (and `--metrics-port 0`, to read its resident size there too)" : ""}. ${howLong(r)}`,
+    `\`colocated_wire.examples.affine\` over the 2x4 mesh of 8 devices (x float32[8, 256]), \`summarize\` over the same mesh and \`affine\` on one device in turn, every answer checked against values computed in TypeScript, against a worker with its default flags and \`--max-concurrent-calls ${r.inFlight}\`${m.metricsUrl ? " (and `--metrics-port 0`, to read its resident size there too)" : ""}. ${howLong(r)}`,
     "",
     ...TALLY_HEAD,
     tallyRow("all", r.tally),
