@@ -179,6 +179,7 @@ def test_calls_latency_bytes_cache_and_refusals_are_counted_exactly(fifo, mesh):
     assert after("colocated_worker_calls_in_flight") == 0
     assert after("colocated_worker_request_bytes_in_flight") == 0
     assert after("colocated_worker_calls_waiting_for_turn") == 0
+    assert after("colocated_worker_sessions_open") == 0
     refusals = "colocated_worker_refusals_total"
     assert after(refusals, reason="calls") == 1
     assert after(refusals, reason="bytes") == after(refusals, reason="draining") == 0

@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         relay_credentials=relay_credentials,
     )
     service.limits.on_refuse(service.progress.refused)
-    worker_metrics.watch(service.limits, turn)
+    worker_metrics.watch(service.limits, turn, service.sessions)
     server = grpc_server(args.max_concurrent_calls, args.max_sessions)
     server.add_generic_rpc_handlers((worker_service.handlers(service, args.compression),))
     # standard services (health, reflection): helper H

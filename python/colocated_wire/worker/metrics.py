@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import TYPE_CHECKING
 
 import grpc
@@ -91,6 +91,11 @@ CALLS_IN_FLIGHT = Gauge(
 BYTES_IN_FLIGHT = Gauge(
     PREFIX + "request_bytes_in_flight",
     "Request bytes of the calls in flight, as counted against --max-inflight-bytes",
+    registry=REGISTRY,
+)
+SESSIONS_OPEN = Gauge(
+    PREFIX + "sessions_open",
+    "Session and Relay streams open, each holding one of the --max-sessions places",
     registry=REGISTRY,
 )
 TURN_WAITING = Gauge(
@@ -173,10 +178,11 @@ def serve(host: str, port: int | None) -> None:
     worker_log.say(f"metrics on http://{f'[{host}]' if ':' in host else host}:{bound}/metrics")
 
 
-def watch(limits: CallLimits, turn: DeviceTurn) -> None:
-    """Reads the calls and bytes in flight, draining and the calls waiting for the turn when
-    scraped, and counts the refusals."""
+def watch(limits: CallLimits, turn: DeviceTurn, sessions: Sized = ()) -> None:
+    """Reads the calls and bytes in flight, the sessions open, draining and the calls waiting
+    for the turn when scraped, and counts the refusals."""
     CALLS_IN_FLIGHT.set_function(lambda: limits.calls)
+    SESSIONS_OPEN.set_function(lambda: len(sessions))
     BYTES_IN_FLIGHT.set_function(lambda: limits.bytes)
     DRAINING.set_function(lambda: limits.draining)
     TURN_WAITING.set_function(lambda: turn.waiting)

@@ -51,6 +51,19 @@ class ExecuteCall:
     inputs: list[memoryview] = dataclasses.field(default_factory=list)
 
 
+def read_message(kind: type) -> Any:
+    """A deserializer of `kind` that gives bad bytes back as the Refused (INVALID_ARGUMENT)
+    that answers them: gRPC deserializers must not raise (grpcio answers INTERNAL)."""
+
+    def read(data: bytes) -> Any:
+        try:
+            return kind.FromString(data)
+        except DecodeError as e:
+            return invalid_argument(f"request: not a valid {kind.DESCRIPTOR.name} ({e})")
+
+    return read
+
+
 def read_request(data: bytes) -> ExecuteCall | Refused:
     """The call, or the Refused that answers it: gRPC deserializers must not raise."""
     try:

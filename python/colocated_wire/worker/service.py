@@ -33,6 +33,7 @@ from colocated_wire.worker.relay import read_relay_request
 from colocated_wire.worker.relay import serve as serve_relay
 from colocated_wire.worker.requests import (
     ExecuteCall,
+    read_message,
     read_request,
     read_session_request,
     read_sharded_request,
@@ -68,6 +69,8 @@ class ColocatedWorker:
         self.limits.on_drain(self.sessions.drain)
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
+        if isinstance(request, Refused):
+            context.abort(request.code, request.message)
         client = VersionRange(request.client.min_version, request.client.max_version)
         server = self.policy.versions
         try:
@@ -136,7 +139,7 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
     methods = {
         "GetVersion": grpc.unary_unary_rpc_method_handler(
             service.GetVersion,
-            request_deserializer=service_pb2.GetVersionRequest.FromString,
+            request_deserializer=read_message(service_pb2.GetVersionRequest),
             response_serializer=service_pb2.GetVersionResponse.SerializeToString,
         ),
         "LoadProgram": grpc.unary_unary_rpc_method_handler(
@@ -150,7 +153,7 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
         ),
         "GetTopology": grpc.unary_unary_rpc_method_handler(
             get_topology,
-            request_deserializer=service_pb2.GetTopologyRequest.FromString,
+            request_deserializer=read_message(service_pb2.GetTopologyRequest),
             response_serializer=service_pb2.GetTopologyResponse.SerializeToString,
         ),
         "ExecuteSharded": grpc.stream_stream_rpc_method_handler(

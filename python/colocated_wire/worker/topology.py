@@ -14,6 +14,7 @@ import jax
 from google.protobuf.message import DecodeError
 
 from colocated_wire._gen.colocated.v1 import service_pb2
+from colocated_wire.worker.errors import Refused
 
 
 @functools.cache
@@ -34,9 +35,11 @@ def topology() -> service_pb2.GetTopologyResponse:
 
 
 def get_topology(
-    request: service_pb2.GetTopologyRequest, context
+    request: service_pb2.GetTopologyRequest | Refused, context
 ) -> service_pb2.GetTopologyResponse:
     """The servicer's GetTopology (worker_service.ColocatedWorker)."""
+    if isinstance(request, Refused):
+        context.abort(request.code, request.message)
     return topology()
 
 
