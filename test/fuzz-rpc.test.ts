@@ -35,6 +35,8 @@ const SESSIONS = 3;
  * session's place until its deadline, as it holds an idle session's (bench/NOTES.md, wave 15).
  */
 const ABANDONED_DEADLINE_MS = 3_000;
+/** `npm run fuzz`: how much the worker's resident size may grow over the run. */
+const MEMORY_BUDGET_MIB = 256;
 const SERVICE = "/colocated.v1.ColocatedWorkerService/";
 
 const mesh = new Mesh(new DeviceList([0, 1, 2, 3, 4, 5, 6, 7]), [2, 4], ["x", "y"]);
@@ -109,6 +111,14 @@ async function sessionsTaken(): Promise<number> {
   }
 }
 
+/** The worker's resident size in bytes, as its metrics say. */
+async function resident(): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  const line = /^process_resident_memory_bytes (\S+)$/m.exec(text);
+  if (line === null) throw new Error("no process_resident_memory_bytes in the metrics");
+  return Number(line[1]);
+}
+
 /** The worker's in-flight gauges, by name. */
 async function gauges(): Promise<Record<string, number>> {
   const text = await (await fetch(metricsUrl)).text();
@@ -142,6 +152,7 @@ test(`${CASES} changed calls of every method each end with a status, and the wor
   const seeds = proxy.calls.filter((c) => c.requests.length > 0);
   const others = seeds.flatMap((c) => c.requests);
   const rng = new Prng(SEED);
+  const residentBefore = await resident();
   const raw = new RawClient(worker.target);
   const byCode: Record<string, number> = {};
   const hung: Replay[] = [];
@@ -202,6 +213,11 @@ test(`${CASES} changed calls of every method each end with a status, and the wor
   });
   // And every place is there to take: as many sessions as --max-sessions at once, counted.
   expect(await sessionsTaken()).toBe(SESSIONS);
+  // The long run's budget: the worker's memory stays bounded (JAX's caches of the programs
+  // the mutated calls made it compile included).
+  const grownMiB = ((await resident()) - residentBefore) / 2 ** 20;
+  process.stdout.write(`worker resident size grew ${grownMiB.toFixed(1)} MiB\n`);
+  if (process.env.FUZZ_CASES) expect(grownMiB).toBeLessThan(MEMORY_BUDGET_MIB);
 });
 
 const CLIENT_CASES = process.env.FUZZ_CASES ? Number(process.env.FUZZ_CASES) / 100 : 80;
