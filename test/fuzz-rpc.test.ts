@@ -1,20 +1,12 @@
 import { status } from "@grpc/grpc-js";
-import {
-  DecodeError,
-  DeviceList,
-  FunctionRef,
-  Mesh,
-  NamedSharding,
-  PartitionSpec,
-  type Program,
-  ShapeDtypeStruct,
-} from "../src";
-import { callInputs, GroupTopologyError, WorkerClient, WorkerError, WorkerGroup } from "../src/rpc";
+import { DecodeError } from "../src";
+import { GroupTopologyError, WorkerClient, WorkerError, WorkerGroup } from "../src/rpc";
 
 import { mutate } from "./fuzz/mutate";
 import { Prng } from "./fuzz/prng";
 import { RecordingProxy, type ResponseFilter } from "./fuzz/rpc-proxy";
 import { mutateCall, RawClient, type Replay } from "./fuzz/rpc-replay";
+import { MATRIX, program } from "./mesh-programs";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
 
 // The RPC fuzz test: real calls of every method recorded through a proxy, then sent again
@@ -39,17 +31,7 @@ const ABANDONED_DEADLINE_MS = 3_000;
 const MEMORY_BUDGET_MIB = 256;
 const SERVICE = "/colocated.v1.ColocatedWorkerService/";
 
-const mesh = new Mesh(new DeviceList([0, 1, 2, 3, 4, 5, 6, 7]), [2, 4], ["x", "y"]);
-const x = new ShapeDtypeStruct(
-  [8, 4],
-  "float32",
-  new NamedSharding(mesh, new PartitionSpec("x", "y")),
-);
-const AFFINE: Program = {
-  function: new FunctionRef("colocated_wire.examples", "affine"),
-  inputs: callInputs([x, x, x]),
-  devices: mesh.devices,
-};
+const AFFINE = program("colocated_wire.examples", "affine", [MATRIX, MATRIX, MATRIX]);
 const X = Float32Array.from({ length: 32 }, (_, i) => i - 7);
 const SCALE = new Float32Array(32).fill(3);
 const SHIFT = new Float32Array(32).fill(0.5);
