@@ -14,6 +14,7 @@ import sys
 from urllib.request import urlopen
 
 import grpc
+import jaxlib
 import numpy as np
 import pytest
 import worker_gate
@@ -26,6 +27,7 @@ from test_worker_sharded import Req, upload
 from colocated_wire import examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import metrics as worker_metrics
+from colocated_wire.worker.runtime import worker_runtime
 
 EXAMPLES = ("--allow-module", "colocated_wire.examples")
 METRICS_LINE = "colocated_wire.worker: metrics on "
@@ -180,6 +182,10 @@ def test_calls_latency_bytes_cache_and_refusals_are_counted_exactly(fifo, mesh):
     assert after("colocated_worker_request_bytes_in_flight") == 0
     assert after("colocated_worker_calls_waiting_for_turn") == 0
     assert after("colocated_worker_sessions_open") == 0
+    # What it runs, all of it in one sample's labels.
+    runtime = {f.name: v for f, v in worker_runtime().ListFields()}
+    assert runtime["jaxlib"] == jaxlib.__version__
+    assert after("colocated_worker_runtime_info", **runtime) == 1
     refusals = "colocated_worker_refusals_total"
     assert after(refusals, reason="calls") == 1
     assert after(refusals, reason="bytes") == after(refusals, reason="draining") == 0

@@ -3,6 +3,7 @@ import {
   ColocatedWorkerServiceClient,
   ExecuteRequest,
   LoadProgramResponse,
+  type WorkerRuntime,
 } from "../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../errors";
 import type { Program, Specs } from "../model/program";
@@ -105,6 +106,12 @@ export class WorkerClient {
     private readonly queue: CallQueue,
     /** Whether the worker serves Session and Relay, as its GetVersion answer said. */
     private readonly serves: { sessions: boolean; relays: boolean },
+    /**
+     * What the worker runs (colocated-wire, Python, JAX, jaxlib, NumPy and cloudpickle
+     * versions, platform, device kind), as its GetVersion answer said; undefined from a worker
+     * too old to say.
+     */
+    readonly runtime: WorkerRuntime | undefined,
   ) {
     this.handles = new ProgramHandles((program) => this.load(program));
     this.outputSpecs = new DecodedSpecs(version);
@@ -154,7 +161,8 @@ export class WorkerClient {
       }
       const queue = new CallQueue(workerLimits(response.limits), maxQueued);
       const serves = { sessions: response.sessions, relays: response.relays };
-      return new WorkerClient(stub, target, version, server, deadlineMs, queue, serves);
+      const { runtime } = response;
+      return new WorkerClient(stub, target, version, server, deadlineMs, queue, serves, runtime);
     } catch (error) {
       stub.close();
       // The worker refuses GetVersion with FAILED_PRECONDITION when the ranges do not meet.

@@ -1,4 +1,6 @@
 /** colocated-wire/rpc: the Node-only client of a colocated-Python worker, over gRPC. */
+
+export type { WorkerRuntime } from "../../gen/ts/colocated/v1/service";
 export { arrayByteLength } from "./array-bytes";
 export { callInputs } from "./call-inputs";
 export { DEFAULT_MAX_QUEUED_CALLS, type QueueOptions, type WorkerLimits } from "./call-queue";
@@ -17,6 +19,7 @@ export {
   MemberError,
   type MemberHealth,
 } from "./group-member";
+export { GroupRuntimeError, type MemberRuntime } from "./group-runtime";
 export { type GroupTopology, GroupTopologyError } from "./group-topology";
 export { DEFAULT_VERSION_RANGE, negotiateVersion, type VersionRange } from "./negotiate";
 export {

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import type { WorkerRuntime } from "../../gen/ts/colocated/v1/service";
 import { decodeProgram } from "../decode";
 import type { Program } from "../model/program";
 import { newCallId } from "./call-id";
@@ -8,6 +9,7 @@ import { connectAll } from "./group-connect";
 import { settleMembers } from "./group-failure";
 import type { GroupMember, MemberHealth } from "./group-member";
 import { type GroupLayout, GroupProgram } from "./group-program";
+import { checkRuntimes } from "./group-runtime";
 import { callSessions, SESSION_MAX_INPUT_BYTES } from "./group-session-call";
 import { checkOneJobBytes, type GroupTopology } from "./group-topology";
 import type { RelayedSession, RelayStream } from "./relay";
@@ -93,7 +95,18 @@ export class WorkerGroup {
     private sessions: readonly MemberSession[] | undefined,
     /** How many members carry the others' sessions (relays). */
     private relaying: number,
+    /**
+     * How the members' runtimes differ where a group may (colocated-wire, Python patch, JAX,
+     * NumPy, cloudpickle, platform, device kind), one line each naming the members; a group
+     * whose members differ in jaxlib or Python minor does not form (GroupRuntimeError).
+     */
+    readonly runtimeDifferences: readonly string[],
   ) {}
+
+  /** What each member runs, in the members' order (undefined: a worker too old to say). */
+  get runtimes(): readonly (WorkerRuntime | undefined)[] {
+    return this.clients.map((c) => c.runtime);
+  }
 
   /** How many members relay the others' sessions (0: the controller keeps one per member). */
   get relays(): number {
@@ -113,6 +126,9 @@ export class WorkerGroup {
   ): Promise<WorkerGroup> {
     const clients = await connectAll(targets, options);
     try {
+      const runtimeDifferences = checkRuntimes(
+        clients.map((c) => ({ target: c.target, runtime: c.runtime })),
+      );
       const answers = await Promise.all(clients.map((c) => c.getTopologyBytes()));
       const { job, processIndex } = checkOneJobBytes(
         clients.map((c, i) => ({ target: c.target, bytes: answers[i] })),
@@ -130,7 +146,17 @@ export class WorkerGroup {
       const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
       const { sessions, relays = 0 } = (await openSessions(clients, options, deadlineMs)) ?? {};
       const version = clients[0].version;
-      return new WorkerGroup(clients, members, job, version, layout, deadlineMs, sessions, relays);
+      return new WorkerGroup(
+        clients,
+        members,
+        job,
+        version,
+        layout,
+        deadlineMs,
+        sessions,
+        relays,
+        runtimeDifferences,
+      );
     } catch (error) {
       for (const c of clients) c.close();
       throw error;

@@ -32,6 +32,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Info,
     PlatformCollector,
     ProcessCollector,
     disable_created_metrics,
@@ -91,6 +92,12 @@ CALLS_IN_FLIGHT = Gauge(
 BYTES_IN_FLIGHT = Gauge(
     PREFIX + "request_bytes_in_flight",
     "Request bytes of the calls in flight, as counted against --max-inflight-bytes",
+    registry=REGISTRY,
+)
+RUNTIME = Info(
+    "colocated_worker_runtime",
+    "What the worker runs: colocated-wire, Python, JAX, jaxlib, NumPy and cloudpickle versions,"
+    " platform and device kind (as its GetVersion answer says)",
     registry=REGISTRY,
 )
 SESSIONS_OPEN = Gauge(
@@ -180,7 +187,11 @@ def serve(host: str, port: int | None) -> None:
 
 def watch(limits: CallLimits, turn: DeviceTurn, sessions: Sized = ()) -> None:
     """Reads the calls and bytes in flight, the sessions open, draining and the calls waiting
-    for the turn when scraped, and counts the refusals."""
+    for the turn when scraped, counts the refusals, and says what the worker runs."""
+    from colocated_wire.worker.runtime import worker_runtime
+
+    runtime = worker_runtime()
+    RUNTIME.info({f.name: value for f, value in runtime.ListFields()})
     CALLS_IN_FLIGHT.set_function(lambda: limits.calls)
     SESSIONS_OPEN.set_function(lambda: len(sessions))
     BYTES_IN_FLIGHT.set_function(lambda: limits.bytes)

@@ -38,6 +38,7 @@ from colocated_wire.worker.requests import (
     read_session_request,
     read_sharded_request,
 )
+from colocated_wire.worker.runtime import worker_runtime
 from colocated_wire.worker.session import Sessions
 from colocated_wire.worker.session import serve as serve_session
 from colocated_wire.worker.sharded import serve as serve_sharded
@@ -91,6 +92,7 @@ class ColocatedWorker:
             ),
             sessions=self.sessions.limit > 0,  # --max-sessions 0: as a worker without them
             relays=self.relays,
+            runtime=worker_runtime(),
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/service.proto.
  */
 export const file_colocated_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSKfAQoSR2V0VmVyc2lvblJlc3BvbnNlEioKBnNlcnZlchgBIAEoCzIaLmNvbG9jYXRlZC52MS5WZXJzaW9uUmFuZ2USDwoHdmVyc2lvbhgCIAEoDRIqCgZsaW1pdHMYAyABKAsyGi5jb2xvY2F0ZWQudjEuV29ya2VyTGltaXRzEhAKCHNlc3Npb25zGAQgASgIEg4KBnJlbGF5cxgFIAEoCCJICgxXb3JrZXJMaW1pdHMSHAoUbWF4X2NvbmN1cnJlbnRfY2FsbHMYASABKA0SGgoSbWF4X2luZmxpZ2h0X2J5dGVzGAIgASgEIhkKCUFycmF5RGF0YRIMCgRkYXRhGAEgASgMIqwBCg5FeGVjdXRlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSLQoGaW5wdXRzGAMgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBRIrCgZoYW5kbGUYBCABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSJzCg9FeGVjdXRlUmVzcG9uc2USMAoMb3V0cHV0X3NwZWNzGAEgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIuCgdvdXRwdXRzGAIgAygLMhcuY29sb2NhdGVkLnYxLkFycmF5RGF0YUIEiLUYBSI5CgpTaGFyZEluZGV4EhUKBXN0YXJ0GAEgAygEQgYQAYi1GAQSFAoEc3RvcBgCIAMoBEIGEAGItRgEIm8KClNoYXJkQ2h1bmsSDAoEbGVhZhgBIAEoDRInCgVpbmRleBgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZEluZGV4Eg4KBm9mZnNldBgDIAEoBBIMCgRkYXRhGAQgASgMEgwKBGxhc3QYBSABKAgiewoMRXhlY3V0ZVN0YXJ0Eg8KB3ZlcnNpb24YASABKA0SLQoHcHJvZ3JhbRgCIAEoCzIcLmNvbG9jYXRlZC52MS5Qcm9ncmFtUGF5bG9hZBIrCgZoYW5kbGUYAyABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSKGAQoVRXhlY3V0ZVNoYXJkZWRSZXF1ZXN0EisKBXN0YXJ0GAEgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydEgAEikKBWNodW5rGAIgASgLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Io4BChZFeGVjdXRlU2hhcmRlZFJlc3BvbnNlEjIKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCKdAQoLU2Vzc2lvbkNhbGwSCgoCaWQYASABKAQSKQoFc3RhcnQYAiABKAsyGi5jb2xvY2F0ZWQudjEuRXhlY3V0ZVN0YXJ0Ei4KBmlucHV0cxgDIAMoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rQgSItRgFEhIKCnRpbWVvdXRfbXMYBCABKAQSEwoLam9iX2NhbGxfaWQYBSABKAkiVQoOU2Vzc2lvblJlcXVlc3QSKQoEY2FsbBgBIAEoCzIZLmNvbG9jYXRlZC52MS5TZXNzaW9uQ2FsbEgAEhAKBmNhbmNlbBgCIAEoBEgAQgYKBHBhcnQiKwoKQ2FsbFN0YXR1cxIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAki1wEKD1Nlc3Npb25SZXNwb25zZRIKCgJpZBgBIAEoBBIwCgxvdXRwdXRfc3BlY3MYAiABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkEi8KB291dHB1dHMYAyADKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0IEiLUYBRILCgNlbmQYBCABKAgSKAoGc3RhdHVzGAUgASgLMhguY29sb2NhdGVkLnYxLkNhbGxTdGF0dXMSHgoWb3V0cHV0X3NwZWNzX2FzX2JlZm9yZRgGIAEoCCIrCgpSZWxheUNoaWxkEg0KBWNoaWxkGAEgASgNEg4KBnRhcmdldBgCIAEoCSJBCg5SZWxheWVkTWVzc2FnZRINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNEg8KB21lc3NhZ2UYAyABKAwidgoMUmVsYXlSZXF1ZXN0EjAKCGNoaWxkcmVuGAEgAygLMhguY29sb2NhdGVkLnYxLlJlbGF5Q2hpbGRCBIi1GAUSNAoIbWVzc2FnZXMYAiADKAsyHC5jb2xvY2F0ZWQudjEuUmVsYXllZE1lc3NhZ2VCBIi1GAUiVgoKUmVsYXllZEVuZBINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNEigKBnN0YXR1cxgDIAEoCzIYLmNvbG9jYXRlZC52MS5DYWxsU3RhdHVzIi4KDFJlbGF5ZWRUYWtlbhINCgVjaGlsZBgBIAEoDRIPCgdzZXNzaW9uGAIgASgNIqQBCg1SZWxheVJlc3BvbnNlEjQKCG1lc3NhZ2VzGAEgAygLMhwuY29sb2NhdGVkLnYxLlJlbGF5ZWRNZXNzYWdlQgSItRgFEiwKBGVuZHMYAiADKAsyGC5jb2xvY2F0ZWQudjEuUmVsYXllZEVuZEIEiLUYBRIvCgV0YWtlbhgDIAMoCzIaLmNvbG9jYXRlZC52MS5SZWxheWVkVGFrZW5CBIi1GAUiFAoSR2V0VG9wb2xvZ3lSZXF1ZXN0ImsKDlRvcG9sb2d5RGV2aWNlEgoKAmlkGAEgASgDEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SEAoIcGxhdGZvcm0YAyABKAkSDAoEa2luZBgEIAEoCRIWCgZjb29yZHMYBSADKAVCBhABiLUYBCJ4ChNHZXRUb3BvbG9neVJlc3BvbnNlEhUKDXByb2Nlc3NfY291bnQYASABKA0SFQoNcHJvY2Vzc19pbmRleBgCIAEoDRIzCgdkZXZpY2VzGAMgAygLMhwuY29sb2NhdGVkLnYxLlRvcG9sb2d5RGV2aWNlQgSItRgDMswEChZDb2xvY2F0ZWRXb3JrZXJTZXJ2aWNlEk8KCkdldFZlcnNpb24SHy5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlcXVlc3QaIC5jb2xvY2F0ZWQudjEuR2V0VmVyc2lvblJlc3BvbnNlEkYKB0V4ZWN1dGUSHC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlcXVlc3QaHS5jb2xvY2F0ZWQudjEuRXhlY3V0ZVJlc3BvbnNlElIKC0xvYWRQcm9ncmFtEiAuY29sb2NhdGVkLnYxLkxvYWRQcm9ncmFtUmVxdWVzdBohLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlc3BvbnNlEl8KDkV4ZWN1dGVTaGFyZGVkEiMuY29sb2NhdGVkLnYxLkV4ZWN1dGVTaGFyZGVkUmVxdWVzdBokLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlc3BvbnNlKAEwARJSCgtHZXRUb3BvbG9neRIgLmNvbG9jYXRlZC52MS5HZXRUb3BvbG9neVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXNwb25zZRJKCgdTZXNzaW9uEhwuY29sb2NhdGVkLnYxLlNlc3Npb25SZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLlNlc3Npb25SZXNwb25zZSgBMAESRAoFUmVsYXkSGi5jb2xvY2F0ZWQudjEuUmVsYXlSZXF1ZXN0GhsuY29sb2NhdGVkLnYxLlJlbGF5UmVzcG9uc2UoATABYgZwcm90bzM", [file_colocated_v1_limit, file_colocated_v1_payload]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvc2VydmljZS5wcm90bxIMY29sb2NhdGVkLnYxIh8KDVByb2dyYW1IYW5kbGUSDgoGZGlnZXN0GAEgASgMIlQKEkxvYWRQcm9ncmFtUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQiQgoTTG9hZFByb2dyYW1SZXNwb25zZRIrCgZoYW5kbGUYASABKAsyGy5jb2xvY2F0ZWQudjEuUHJvZ3JhbUhhbmRsZSI4CgxWZXJzaW9uUmFuZ2USEwoLbWluX3ZlcnNpb24YASABKA0SEwoLbWF4X3ZlcnNpb24YAiABKA0iPwoRR2V0VmVyc2lvblJlcXVlc3QSKgoGY2xpZW50GAEgASgLMhouY29sb2NhdGVkLnYxLlZlcnNpb25SYW5nZSLNAQoSR2V0VmVyc2lvblJlc3BvbnNlEioKBnNlcnZlchgBIAEoCzIaLmNvbG9jYXRlZC52MS5WZXJzaW9uUmFuZ2USDwoHdmVyc2lvbhgCIAEoDRIqCgZsaW1pdHMYAyABKAsyGi5jb2xvY2F0ZWQudjEuV29ya2VyTGltaXRzEhAKCHNlc3Npb25zGAQgASgIEg4KBnJlbGF5cxgFIAEoCBIsCgdydW50aW1lGAYgASgLMhsuY29sb2NhdGVkLnYxLldvcmtlclJ1bnRpbWUinwEKDVdvcmtlclJ1bnRpbWUSFgoOY29sb2NhdGVkX3dpcmUYASABKAkSDgoGcHl0aG9uGAIgASgJEgsKA2pheBgDIAEoCRIOCgZqYXhsaWIYBCABKAkSDQoFbnVtcHkYBSABKAkSEwoLY2xvdWRwaWNrbGUYBiABKAkSEAoIcGxhdGZvcm0YByABKAkSEwoLZGV2aWNlX2tpbmQYCCABKAkiSAoMV29ya2VyTGltaXRzEhwKFG1heF9jb25jdXJyZW50X2NhbGxzGAEgASgNEhoKEm1heF9pbmZsaWdodF9ieXRlcxgCIAEoBCIZCglBcnJheURhdGESDAoEZGF0YRgBIAEoDCKsAQoORXhlY3V0ZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoDRItCgdwcm9ncmFtGAIgASgLMhwuY29sb2NhdGVkLnYxLlByb2dyYW1QYXlsb2FkEi0KBmlucHV0cxgDIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUSKwoGaGFuZGxlGAQgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUicwoPRXhlY3V0ZVJlc3BvbnNlEjAKDG91dHB1dF9zcGVjcxgBIAEoCzIaLmNvbG9jYXRlZC52MS5TcGVjc1BheWxvYWQSLgoHb3V0cHV0cxgCIAMoCzIXLmNvbG9jYXRlZC52MS5BcnJheURhdGFCBIi1GAUiOQoKU2hhcmRJbmRleBIVCgVzdGFydBgBIAMoBEIGEAGItRgEEhQKBHN0b3AYAiADKARCBhABiLUYBCJvCgpTaGFyZENodW5rEgwKBGxlYWYYASABKA0SJwoFaW5kZXgYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRJbmRleBIOCgZvZmZzZXQYAyABKAQSDAoEZGF0YRgEIAEoDBIMCgRsYXN0GAUgASgIInsKDEV4ZWN1dGVTdGFydBIPCgd2ZXJzaW9uGAEgASgNEi0KB3Byb2dyYW0YAiABKAsyHC5jb2xvY2F0ZWQudjEuUHJvZ3JhbVBheWxvYWQSKwoGaGFuZGxlGAMgASgLMhsuY29sb2NhdGVkLnYxLlByb2dyYW1IYW5kbGUihgEKFUV4ZWN1dGVTaGFyZGVkUmVxdWVzdBIrCgVzdGFydBgBIAEoCzIaLmNvbG9jYXRlZC52MS5FeGVjdXRlU3RhcnRIABIpCgVjaHVuaxgCIAEoCzIYLmNvbG9jYXRlZC52MS5TaGFyZENodW5rSAASDQoDZW5kGAMgASgISABCBgoEcGFydCKOAQoWRXhlY3V0ZVNoYXJkZWRSZXNwb25zZRIyCgxvdXRwdXRfc3BlY3MYASABKAsyGi5jb2xvY2F0ZWQudjEuU3BlY3NQYXlsb2FkSAASKQoFY2h1bmsYAiABKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0gAEg0KA2VuZBgDIAEoCEgAQgYKBHBhcnQinQEKC1Nlc3Npb25DYWxsEgoKAmlkGAEgASgEEikKBXN0YXJ0GAIgASgLMhouY29sb2NhdGVkLnYxLkV4ZWN1dGVTdGFydBIuCgZpbnB1dHMYAyADKAsyGC5jb2xvY2F0ZWQudjEuU2hhcmRDaHVua0IEiLUYBRISCgp0aW1lb3V0X21zGAQgASgEEhMKC2pvYl9jYWxsX2lkGAUgASgJIlUKDlNlc3Npb25SZXF1ZXN0EikKBGNhbGwYASABKAsyGS5jb2xvY2F0ZWQudjEuU2Vzc2lvbkNhbGxIABIQCgZjYW5jZWwYAiABKARIAEIGCgRwYXJ0IisKCkNhbGxTdGF0dXMSDAoEY29kZRgBIAEoDRIPCgdtZXNzYWdlGAIgASgJItcBCg9TZXNzaW9uUmVzcG9uc2USCgoCaWQYASABKAQSMAoMb3V0cHV0X3NwZWNzGAIgASgLMhouY29sb2NhdGVkLnYxLlNwZWNzUGF5bG9hZBIvCgdvdXRwdXRzGAMgAygLMhguY29sb2NhdGVkLnYxLlNoYXJkQ2h1bmtCBIi1GAUSCwoDZW5kGAQgASgIEigKBnN0YXR1cxgFIAEoCzIYLmNvbG9jYXRlZC52MS5DYWxsU3RhdHVzEh4KFm91dHB1dF9zcGVjc19hc19iZWZvcmUYBiABKAgiKwoKUmVsYXlDaGlsZBINCgVjaGlsZBgBIAEoDRIOCgZ0YXJnZXQYAiABKAkiQQoOUmVsYXllZE1lc3NhZ2USDQoFY2hpbGQYASABKA0SDwoHc2Vzc2lvbhgCIAEoDRIPCgdtZXNzYWdlGAMgASgMInYKDFJlbGF5UmVxdWVzdBIwCghjaGlsZHJlbhgBIAMoCzIYLmNvbG9jYXRlZC52MS5SZWxheUNoaWxkQgSItRgFEjQKCG1lc3NhZ2VzGAIgAygLMhwuY29sb2NhdGVkLnYxLlJlbGF5ZWRNZXNzYWdlQgSItRgFIlYKClJlbGF5ZWRFbmQSDQoFY2hpbGQYASABKA0SDwoHc2Vzc2lvbhgCIAEoDRIoCgZzdGF0dXMYAyABKAsyGC5jb2xvY2F0ZWQudjEuQ2FsbFN0YXR1cyIuCgxSZWxheWVkVGFrZW4SDQoFY2hpbGQYASABKA0SDwoHc2Vzc2lvbhgCIAEoDSKkAQoNUmVsYXlSZXNwb25zZRI0CghtZXNzYWdlcxgBIAMoCzIcLmNvbG9jYXRlZC52MS5SZWxheWVkTWVzc2FnZUIEiLUYBRIsCgRlbmRzGAIgAygLMhguY29sb2NhdGVkLnYxLlJlbGF5ZWRFbmRCBIi1GAUSLwoFdGFrZW4YAyADKAsyGi5jb2xvY2F0ZWQudjEuUmVsYXllZFRha2VuQgSItRgFIhQKEkdldFRvcG9sb2d5UmVxdWVzdCJrCg5Ub3BvbG9neURldmljZRIKCgJpZBgBIAEoAxIVCg1wcm9jZXNzX2luZGV4GAIgASgNEhAKCHBsYXRmb3JtGAMgASgJEgwKBGtpbmQYBCABKAkSFgoGY29vcmRzGAUgAygFQgYQAYi1GAQieAoTR2V0VG9wb2xvZ3lSZXNwb25zZRIVCg1wcm9jZXNzX2NvdW50GAEgASgNEhUKDXByb2Nlc3NfaW5kZXgYAiABKA0SMwoHZGV2aWNlcxgDIAMoCzIcLmNvbG9jYXRlZC52MS5Ub3BvbG9neURldmljZUIEiLUYAzLMBAoWQ29sb2NhdGVkV29ya2VyU2VydmljZRJPCgpHZXRWZXJzaW9uEh8uY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXF1ZXN0GiAuY29sb2NhdGVkLnYxLkdldFZlcnNpb25SZXNwb25zZRJGCgdFeGVjdXRlEhwuY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXF1ZXN0Gh0uY29sb2NhdGVkLnYxLkV4ZWN1dGVSZXNwb25zZRJSCgtMb2FkUHJvZ3JhbRIgLmNvbG9jYXRlZC52MS5Mb2FkUHJvZ3JhbVJlcXVlc3QaIS5jb2xvY2F0ZWQudjEuTG9hZFByb2dyYW1SZXNwb25zZRJfCg5FeGVjdXRlU2hhcmRlZBIjLmNvbG9jYXRlZC52MS5FeGVjdXRlU2hhcmRlZFJlcXVlc3QaJC5jb2xvY2F0ZWQudjEuRXhlY3V0ZVNoYXJkZWRSZXNwb25zZSgBMAESUgoLR2V0VG9wb2xvZ3kSIC5jb2xvY2F0ZWQudjEuR2V0VG9wb2xvZ3lSZXF1ZXN0GiEuY29sb2NhdGVkLnYxLkdldFRvcG9sb2d5UmVzcG9uc2USSgoHU2Vzc2lvbhIcLmNvbG9jYXRlZC52MS5TZXNzaW9uUmVxdWVzdBodLmNvbG9jYXRlZC52MS5TZXNzaW9uUmVzcG9uc2UoATABEkQKBVJlbGF5EhouY29sb2NhdGVkLnYxLlJlbGF5UmVxdWVzdBobLmNvbG9jYXRlZC52MS5SZWxheVJlc3BvbnNlKAEwAWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_payload]);
 
 /**
  * A loaded program: the SHA-256 of its payload's canonical bytes.
@@ -160,6 +160,13 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
    * @generated from field: bool relays = 5;
    */
   relays: boolean;
+
+  /**
+   * What the worker runs. Absent from a worker older than this field.
+   *
+   * @generated from field: colocated.v1.WorkerRuntime runtime = 6;
+   */
+  runtime?: WorkerRuntime | undefined;
 };
 
 /**
@@ -168,6 +175,70 @@ export type GetVersionResponse = Message<"colocated.v1.GetVersionResponse"> & {
  */
 export const GetVersionResponseSchema: GenMessage<GetVersionResponse> = /*@__PURE__*/
   messageDesc(file_colocated_v1_service, 5);
+
+/**
+ * The versions of what a worker runs, so that a controller finds the host
+ * whose jaxlib or Python differs before a collective fails. Each is the
+ * version string as the package reports it.
+ *
+ * @generated from message colocated.v1.WorkerRuntime
+ */
+export type WorkerRuntime = Message<"colocated.v1.WorkerRuntime"> & {
+  /**
+   * colocated-wire's package version.
+   *
+   * @generated from field: string colocated_wire = 1;
+   */
+  colocatedWire: string;
+
+  /**
+   * The Python version (3.11.7).
+   *
+   * @generated from field: string python = 2;
+   */
+  python: string;
+
+  /**
+   * @generated from field: string jax = 3;
+   */
+  jax: string;
+
+  /**
+   * @generated from field: string jaxlib = 4;
+   */
+  jaxlib: string;
+
+  /**
+   * @generated from field: string numpy = 5;
+   */
+  numpy: string;
+
+  /**
+   * @generated from field: string cloudpickle = 6;
+   */
+  cloudpickle: string;
+
+  /**
+   * JAX's default backend ("cpu", "tpu", "gpu").
+   *
+   * @generated from field: string platform = 7;
+   */
+  platform: string;
+
+  /**
+   * The device kind of its first local device ("cpu", "TPU v5 lite").
+   *
+   * @generated from field: string device_kind = 8;
+   */
+  deviceKind: string;
+};
+
+/**
+ * Describes the message colocated.v1.WorkerRuntime.
+ * Use `create(WorkerRuntimeSchema)` to create a new message.
+ */
+export const WorkerRuntimeSchema: GenMessage<WorkerRuntime> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_service, 6);
 
 /**
  * How much a worker takes on at once (its --max-concurrent-calls and
@@ -202,7 +273,7 @@ export type WorkerLimits = Message<"colocated.v1.WorkerLimits"> & {
  * Use `create(WorkerLimitsSchema)` to create a new message.
  */
 export const WorkerLimitsSchema: GenMessage<WorkerLimits> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 6);
+  messageDesc(file_colocated_v1_service, 7);
 
 /**
  * One array's contents: its elements as raw little-endian bytes, in
@@ -222,7 +293,7 @@ export type ArrayData = Message<"colocated.v1.ArrayData"> & {
  * Use `create(ArrayDataSchema)` to create a new message.
  */
 export const ArrayDataSchema: GenMessage<ArrayData> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 7);
+  messageDesc(file_colocated_v1_service, 8);
 
 /**
  * A program and one ArrayData per input leaf, in leaf order.
@@ -261,7 +332,7 @@ export type ExecuteRequest = Message<"colocated.v1.ExecuteRequest"> & {
  * Use `create(ExecuteRequestSchema)` to create a new message.
  */
 export const ExecuteRequestSchema: GenMessage<ExecuteRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 8);
+  messageDesc(file_colocated_v1_service, 9);
 
 /**
  * The outputs' specs, with their own shared table, and one ArrayData per
@@ -286,7 +357,7 @@ export type ExecuteResponse = Message<"colocated.v1.ExecuteResponse"> & {
  * Use `create(ExecuteResponseSchema)` to create a new message.
  */
 export const ExecuteResponseSchema: GenMessage<ExecuteResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 9);
+  messageDesc(file_colocated_v1_service, 10);
 
 /**
  * Which part of a global array a shard holds: per dimension, the half-open
@@ -311,7 +382,7 @@ export type ShardIndex = Message<"colocated.v1.ShardIndex"> & {
  * Use `create(ShardIndexSchema)` to create a new message.
  */
 export const ShardIndexSchema: GenMessage<ShardIndex> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 10);
+  messageDesc(file_colocated_v1_service, 11);
 
 /**
  * A piece of one shard of one array leaf. A shard's chunks arrive in order;
@@ -360,7 +431,7 @@ export type ShardChunk = Message<"colocated.v1.ShardChunk"> & {
  * Use `create(ShardChunkSchema)` to create a new message.
  */
 export const ShardChunkSchema: GenMessage<ShardChunk> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 11);
+  messageDesc(file_colocated_v1_service, 12);
 
 /**
  * What starts a sharded call: the version and the program, by payload or by
@@ -390,7 +461,7 @@ export type ExecuteStart = Message<"colocated.v1.ExecuteStart"> & {
  * Use `create(ExecuteStartSchema)` to create a new message.
  */
 export const ExecuteStartSchema: GenMessage<ExecuteStart> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 12);
+  messageDesc(file_colocated_v1_service, 13);
 
 /**
  * The client's stream: one start, then the input chunks, then the end.
@@ -429,7 +500,7 @@ export type ExecuteShardedRequest = Message<"colocated.v1.ExecuteShardedRequest"
  * Use `create(ExecuteShardedRequestSchema)` to create a new message.
  */
 export const ExecuteShardedRequestSchema: GenMessage<ExecuteShardedRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 13);
+  messageDesc(file_colocated_v1_service, 14);
 
 /**
  * The worker's stream: the output specs, then the output chunks, then the end.
@@ -466,7 +537,7 @@ export type ExecuteShardedResponse = Message<"colocated.v1.ExecuteShardedRespons
  * Use `create(ExecuteShardedResponseSchema)` to create a new message.
  */
 export const ExecuteShardedResponseSchema: GenMessage<ExecuteShardedResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 14);
+  messageDesc(file_colocated_v1_service, 15);
 
 /**
  * One call on a session: ExecuteSharded's start, every input chunk and its
@@ -517,7 +588,7 @@ export type SessionCall = Message<"colocated.v1.SessionCall"> & {
  * Use `create(SessionCallSchema)` to create a new message.
  */
 export const SessionCallSchema: GenMessage<SessionCall> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 15);
+  messageDesc(file_colocated_v1_service, 16);
 
 /**
  * The client's session stream: calls, and cancellations of calls it sent.
@@ -550,7 +621,7 @@ export type SessionRequest = Message<"colocated.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 16);
+  messageDesc(file_colocated_v1_service, 17);
 
 /**
  * Why a call failed: a gRPC status code and its message, as the call's own
@@ -575,7 +646,7 @@ export type CallStatus = Message<"colocated.v1.CallStatus"> & {
  * Use `create(CallStatusSchema)` to create a new message.
  */
 export const CallStatusSchema: GenMessage<CallStatus> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 17);
+  messageDesc(file_colocated_v1_service, 18);
 
 /**
  * A part of one call's answer: the output specs first, then output chunks,
@@ -627,7 +698,7 @@ export type SessionResponse = Message<"colocated.v1.SessionResponse"> & {
  * Use `create(SessionResponseSchema)` to create a new message.
  */
 export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 18);
+  messageDesc(file_colocated_v1_service, 19);
 
 /**
  * A member a relay carries a session to.
@@ -655,7 +726,7 @@ export type RelayChild = Message<"colocated.v1.RelayChild"> & {
  * Use `create(RelayChildSchema)` to create a new message.
  */
 export const RelayChildSchema: GenMessage<RelayChild> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 19);
+  messageDesc(file_colocated_v1_service, 20);
 
 /**
  * One session message, to or from one child.
@@ -690,7 +761,7 @@ export type RelayedMessage = Message<"colocated.v1.RelayedMessage"> & {
  * Use `create(RelayedMessageSchema)` to create a new message.
  */
 export const RelayedMessageSchema: GenMessage<RelayedMessage> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 20);
+  messageDesc(file_colocated_v1_service, 21);
 
 /**
  * The controller's relay stream: the children first, then their messages.
@@ -714,7 +785,7 @@ export type RelayRequest = Message<"colocated.v1.RelayRequest"> & {
  * Use `create(RelayRequestSchema)` to create a new message.
  */
 export const RelayRequestSchema: GenMessage<RelayRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 21);
+  messageDesc(file_colocated_v1_service, 22);
 
 /**
  * A child's session ended: with the status its worker gave (OK when it ended
@@ -746,7 +817,7 @@ export type RelayedEnd = Message<"colocated.v1.RelayedEnd"> & {
  * Use `create(RelayedEndSchema)` to create a new message.
  */
 export const RelayedEndSchema: GenMessage<RelayedEnd> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 22);
+  messageDesc(file_colocated_v1_service, 23);
 
 /**
  * A child's session that its worker took (its headers came): the relay opens
@@ -772,7 +843,7 @@ export type RelayedTaken = Message<"colocated.v1.RelayedTaken"> & {
  * Use `create(RelayedTakenSchema)` to create a new message.
  */
 export const RelayedTakenSchema: GenMessage<RelayedTaken> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 23);
+  messageDesc(file_colocated_v1_service, 24);
 
 /**
  * The relaying member's stream: the children's answers as they come, several
@@ -803,7 +874,7 @@ export type RelayResponse = Message<"colocated.v1.RelayResponse"> & {
  * Use `create(RelayResponseSchema)` to create a new message.
  */
 export const RelayResponseSchema: GenMessage<RelayResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 24);
+  messageDesc(file_colocated_v1_service, 25);
 
 /**
  * Asks for the worker's view of its JAX job.
@@ -818,7 +889,7 @@ export type GetTopologyRequest = Message<"colocated.v1.GetTopologyRequest"> & {
  * Use `create(GetTopologyRequestSchema)` to create a new message.
  */
 export const GetTopologyRequestSchema: GenMessage<GetTopologyRequest> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 25);
+  messageDesc(file_colocated_v1_service, 26);
 
 /**
  * One device of the job, as jax.devices() lists it on every process.
@@ -867,7 +938,7 @@ export type TopologyDevice = Message<"colocated.v1.TopologyDevice"> & {
  * Use `create(TopologyDeviceSchema)` to create a new message.
  */
 export const TopologyDeviceSchema: GenMessage<TopologyDevice> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 26);
+  messageDesc(file_colocated_v1_service, 27);
 
 /**
  * A worker's JAX job: how many processes, which one this worker is, and
@@ -897,7 +968,7 @@ export type GetTopologyResponse = Message<"colocated.v1.GetTopologyResponse"> & 
  * Use `create(GetTopologyResponseSchema)` to create a new message.
  */
 export const GetTopologyResponseSchema: GenMessage<GetTopologyResponse> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_service, 27);
+  messageDesc(file_colocated_v1_service, 28);
 
 /**
  * A colocated-Python worker: it runs programs on the CPU devices next to a

@@ -82,6 +82,29 @@ export interface GetVersionResponse {
    * this field: a client then opens a Session to each member itself.
    */
   relays: boolean;
+  /** What the worker runs. Absent from a worker older than this field. */
+  runtime?: WorkerRuntime | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * The versions of what a worker runs, so that a controller finds the host
+ * whose jaxlib or Python differs before a collective fails. Each is the
+ * version string as the package reports it.
+ */
+export interface WorkerRuntime {
+  /** colocated-wire's package version. */
+  colocatedWire: string;
+  /** The Python version (3.11.7). */
+  python: string;
+  jax: string;
+  jaxlib: string;
+  numpy: string;
+  cloudpickle: string;
+  /** JAX's default backend ("cpu", "tpu", "gpu"). */
+  platform: string;
+  /** The device kind of its first local device ("cpu", "TPU v5 lite"). */
+  deviceKind: string;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -827,7 +850,15 @@ export const GetVersionRequest: MessageFns<GetVersionRequest> = {
 };
 
 function createBaseGetVersionResponse(): GetVersionResponse {
-  return { server: undefined, version: 0, limits: undefined, sessions: false, relays: false, _unknownFields: {} };
+  return {
+    server: undefined,
+    version: 0,
+    limits: undefined,
+    sessions: false,
+    relays: false,
+    runtime: undefined,
+    _unknownFields: {},
+  };
 }
 
 export const GetVersionResponse: MessageFns<GetVersionResponse> = {
@@ -846,6 +877,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     }
     if (message.relays !== false) {
       writer.uint32(40).bool(message.relays);
+    }
+    if (message.runtime !== undefined) {
+      WorkerRuntime.encode(message.runtime, writer.uint32(50).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -911,6 +945,14 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
             message.relays = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.runtime = WorkerRuntime.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -938,6 +980,7 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       limits: isSet(object.limits) ? WorkerLimits.fromJSON(object.limits) : undefined,
       sessions: isSet(object.sessions) ? globalThis.Boolean(object.sessions) : false,
       relays: isSet(object.relays) ? globalThis.Boolean(object.relays) : false,
+      runtime: isSet(object.runtime) ? WorkerRuntime.fromJSON(object.runtime) : undefined,
     };
   },
 
@@ -958,6 +1001,9 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
     if (message.relays !== false) {
       obj.relays = message.relays;
     }
+    if (message.runtime !== undefined) {
+      obj.runtime = WorkerRuntime.toJSON(message.runtime);
+    }
     return obj;
   },
 
@@ -975,6 +1021,224 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
       : undefined;
     message.sessions = object.sessions ?? false;
     message.relays = object.relays ?? false;
+    message.runtime = (object.runtime !== undefined && object.runtime !== null)
+      ? WorkerRuntime.fromPartial(object.runtime)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWorkerRuntime(): WorkerRuntime {
+  return {
+    colocatedWire: "",
+    python: "",
+    jax: "",
+    jaxlib: "",
+    numpy: "",
+    cloudpickle: "",
+    platform: "",
+    deviceKind: "",
+    _unknownFields: {},
+  };
+}
+
+export const WorkerRuntime: MessageFns<WorkerRuntime> = {
+  encode(message: WorkerRuntime, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.colocatedWire !== "") {
+      writer.uint32(10).string(message.colocatedWire);
+    }
+    if (message.python !== "") {
+      writer.uint32(18).string(message.python);
+    }
+    if (message.jax !== "") {
+      writer.uint32(26).string(message.jax);
+    }
+    if (message.jaxlib !== "") {
+      writer.uint32(34).string(message.jaxlib);
+    }
+    if (message.numpy !== "") {
+      writer.uint32(42).string(message.numpy);
+    }
+    if (message.cloudpickle !== "") {
+      writer.uint32(50).string(message.cloudpickle);
+    }
+    if (message.platform !== "") {
+      writer.uint32(58).string(message.platform);
+    }
+    if (message.deviceKind !== "") {
+      writer.uint32(66).string(message.deviceKind);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkerRuntime {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkerRuntime();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.colocatedWire = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.python = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.jax = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.jaxlib = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.numpy = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cloudpickle = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.deviceKind = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkerRuntime {
+    return {
+      colocatedWire: isSet(object.colocatedWire)
+        ? globalThis.String(object.colocatedWire)
+        : isSet(object.colocated_wire)
+        ? globalThis.String(object.colocated_wire)
+        : "",
+      python: isSet(object.python) ? globalThis.String(object.python) : "",
+      jax: isSet(object.jax) ? globalThis.String(object.jax) : "",
+      jaxlib: isSet(object.jaxlib) ? globalThis.String(object.jaxlib) : "",
+      numpy: isSet(object.numpy) ? globalThis.String(object.numpy) : "",
+      cloudpickle: isSet(object.cloudpickle) ? globalThis.String(object.cloudpickle) : "",
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      deviceKind: isSet(object.deviceKind)
+        ? globalThis.String(object.deviceKind)
+        : isSet(object.device_kind)
+        ? globalThis.String(object.device_kind)
+        : "",
+    };
+  },
+
+  toJSON(message: WorkerRuntime): unknown {
+    const obj: any = {};
+    if (message.colocatedWire !== "") {
+      obj.colocatedWire = message.colocatedWire;
+    }
+    if (message.python !== "") {
+      obj.python = message.python;
+    }
+    if (message.jax !== "") {
+      obj.jax = message.jax;
+    }
+    if (message.jaxlib !== "") {
+      obj.jaxlib = message.jaxlib;
+    }
+    if (message.numpy !== "") {
+      obj.numpy = message.numpy;
+    }
+    if (message.cloudpickle !== "") {
+      obj.cloudpickle = message.cloudpickle;
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.deviceKind !== "") {
+      obj.deviceKind = message.deviceKind;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkerRuntime>, I>>(base?: I): WorkerRuntime {
+    return WorkerRuntime.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkerRuntime>, I>>(object: I): WorkerRuntime {
+    const message = createBaseWorkerRuntime();
+    message.colocatedWire = object.colocatedWire ?? "";
+    message.python = object.python ?? "";
+    message.jax = object.jax ?? "";
+    message.jaxlib = object.jaxlib ?? "";
+    message.numpy = object.numpy ?? "";
+    message.cloudpickle = object.cloudpickle ?? "";
+    message.platform = object.platform ?? "";
+    message.deviceKind = object.deviceKind ?? "";
     return message;
   },
 };

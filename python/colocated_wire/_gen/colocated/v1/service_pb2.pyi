@@ -43,18 +43,40 @@ class GetVersionRequest(_message.Message):
     def __init__(self, client: _Optional[_Union[VersionRange, _Mapping]] = ...) -> None: ...
 
 class GetVersionResponse(_message.Message):
-    __slots__ = ("server", "version", "limits", "sessions", "relays")
+    __slots__ = ("server", "version", "limits", "sessions", "relays", "runtime")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     RELAYS_FIELD_NUMBER: _ClassVar[int]
+    RUNTIME_FIELD_NUMBER: _ClassVar[int]
     server: VersionRange
     version: int
     limits: WorkerLimits
     sessions: bool
     relays: bool
-    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ..., sessions: _Optional[bool] = ..., relays: _Optional[bool] = ...) -> None: ...
+    runtime: WorkerRuntime
+    def __init__(self, server: _Optional[_Union[VersionRange, _Mapping]] = ..., version: _Optional[int] = ..., limits: _Optional[_Union[WorkerLimits, _Mapping]] = ..., sessions: _Optional[bool] = ..., relays: _Optional[bool] = ..., runtime: _Optional[_Union[WorkerRuntime, _Mapping]] = ...) -> None: ...
+
+class WorkerRuntime(_message.Message):
+    __slots__ = ("colocated_wire", "python", "jax", "jaxlib", "numpy", "cloudpickle", "platform", "device_kind")
+    COLOCATED_WIRE_FIELD_NUMBER: _ClassVar[int]
+    PYTHON_FIELD_NUMBER: _ClassVar[int]
+    JAX_FIELD_NUMBER: _ClassVar[int]
+    JAXLIB_FIELD_NUMBER: _ClassVar[int]
+    NUMPY_FIELD_NUMBER: _ClassVar[int]
+    CLOUDPICKLE_FIELD_NUMBER: _ClassVar[int]
+    PLATFORM_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_KIND_FIELD_NUMBER: _ClassVar[int]
+    colocated_wire: str
+    python: str
+    jax: str
+    jaxlib: str
+    numpy: str
+    cloudpickle: str
+    platform: str
+    device_kind: str
+    def __init__(self, colocated_wire: _Optional[str] = ..., python: _Optional[str] = ..., jax: _Optional[str] = ..., jaxlib: _Optional[str] = ..., numpy: _Optional[str] = ..., cloudpickle: _Optional[str] = ..., platform: _Optional[str] = ..., device_kind: _Optional[str] = ...) -> None: ...
 
 class WorkerLimits(_message.Message):
     __slots__ = ("max_concurrent_calls", "max_inflight_bytes")
