@@ -14,6 +14,7 @@ import {
   ShapeDtypeStruct,
 } from "../src";
 import { main } from "../src/cli/main";
+import { describeRuntime } from "../src/cli/topology";
 import {
   callInputs,
   GroupTopologyError,
@@ -21,6 +22,7 @@ import {
   type ShardedProgress,
   type Topology,
   VersionMismatchError,
+  WorkerClient,
   WorkerError,
   WorkerGroup,
 } from "../src/rpc";
@@ -288,20 +290,30 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
   test("CLI: topology prints each process's worker and devices; call --worker runs on the group", async () => {
     const [t0, t1] = job.map((w) => w.target);
     const width = Math.max(t0.length, t1.length);
+    const client = await WorkerClient.connect(t0);
+    const runs = `  runs ${describeRuntime(client.runtime)}`; // one job: the same on both
+    client.close();
     const topology = await cli("topology", "--worker", t1, "--worker", t0);
     expect(topology).toEqual({
       status: 0,
       out: [
         "a JAX job of 2 processes, 8 devices (cpu)",
         `process 0  ${t0.padEnd(width)}  4 devices, ids 0–3`,
+        runs,
         `process 1  ${t1.padEnd(width)}  4 devices, ids 2048–2051`,
+        runs,
       ].join("\n"),
     });
     const alone = await cli("topology", "--worker", t1);
     expect(alone.out.split("\n").slice(1)).toEqual([
       `process 0  (no worker given)  4 devices, ids 0–3`,
       `process 1  ${t1.padEnd(17)}  4 devices, ids 2048–2051`,
+      runs,
     ]);
+    const json = JSON.parse((await cli("topology", "--json", "--worker", t0, "--worker", t1)).out);
+    expect(json.processes.map((p: { worker: string }) => p.worker)).toEqual([t0, t1]);
+    expect(json.processes[1].runtime.jaxlib).toMatch(/^\d+\.\d+/);
+    expect(json.differences).toEqual([]);
 
     const dir = mkdtempSync(join(tmpdir(), "worker-group-cli-"));
     const program = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);

@@ -1,6 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import {
   ColocatedWorkerServiceClient,
+  ColocatedWorkerServiceService,
   ExecuteRequest,
   LoadProgramResponse,
   type WorkerRuntime,
@@ -51,9 +52,9 @@ const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
  * LoadProgram's request is bytes encoded once per program for every client
  * (program-handles.ts), GetTopology's answer bytes a WorkerGroup compares (group-topology.ts).
  */
-const EXECUTE = "/colocated.v1.ColocatedWorkerService/Execute";
-const LOAD_PROGRAM = "/colocated.v1.ColocatedWorkerService/LoadProgram";
-const GET_TOPOLOGY = "/colocated.v1.ColocatedWorkerService/GetTopology";
+const EXECUTE = ColocatedWorkerServiceService.execute.path;
+const LOAD_PROGRAM = ColocatedWorkerServiceService.loadProgram.path;
+const GET_TOPOLOGY = ColocatedWorkerServiceService.getTopology.path;
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 const asIs = (b: Buffer) => b;
 const EMPTY = new Uint8Array(0);

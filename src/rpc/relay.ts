@@ -5,6 +5,7 @@ import {
   RelayedMessageSchema,
   RelayRequestSchema,
 } from "../../gen/es/colocated/v1/service_pb";
+import { ColocatedWorkerServiceService } from "../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../errors";
 import { WorkerError } from "./errors";
 import { readRelayResponse } from "./relay-response";
@@ -12,7 +13,7 @@ import { type MemberSession, SessionCalls, type SessionReceiver } from "./sessio
 import { cancelMessage } from "./session-request";
 import { type Stream, WorkerStream } from "./worker-stream";
 
-const RELAY = "/colocated.v1.ColocatedWorkerService/Relay";
+const RELAY = ColocatedWorkerServiceService.relay.path;
 const REQUEST = RelayRequestSchema.field;
 const CHILD = RelayChildSchema.field;
 const MESSAGE = RelayedMessageSchema.field;

@@ -1,10 +1,11 @@
 import type { Client } from "@grpc/grpc-js";
+import { ColocatedWorkerServiceService } from "../../gen/ts/colocated/v1/service";
 import type { WorkerError } from "./errors";
 import { type MemberSession, SessionCalls, type SessionReceiver } from "./session-calls";
 import { cancelMessage } from "./session-request";
 import { WorkerStream } from "./worker-stream";
 
-const SESSION = "/colocated.v1.ColocatedWorkerService/Session";
+const SESSION = ColocatedWorkerServiceService.session.path;
 
 /**
  * One worker's Session stream: opened at the first call and kept for every later one, so a

@@ -1,5 +1,8 @@
 import { type ClientDuplexStream, type ServiceError, status } from "@grpc/grpc-js";
-import type { ColocatedWorkerServiceClient } from "../../gen/ts/colocated/v1/service";
+import {
+  type ColocatedWorkerServiceClient,
+  ColocatedWorkerServiceService,
+} from "../../gen/ts/colocated/v1/service";
 import type { ShapeDtypeStruct } from "../model/shape-dtype-struct";
 import { describeArray, elementByteLength } from "./array-bytes";
 import { callMetadata } from "./call-id";
@@ -15,7 +18,7 @@ export const DEFAULT_CHUNK_BYTES = 1 << 20;
 export const MAX_CHUNK_BYTES = 4 << 20;
 
 /** Requests go as the bytes sharded-request.ts writes; responses are read from their bytes. */
-const EXECUTE_SHARDED = "/colocated.v1.ColocatedWorkerService/ExecuteSharded";
+const EXECUTE_SHARDED = ColocatedWorkerServiceService.executeSharded.path;
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /** Bytes moved so far in one sharded call. */

@@ -42,8 +42,10 @@ from colocated_wire.worker.errors import Refused
 from colocated_wire.worker.held_stream import HeldStream
 from colocated_wire.worker.main import MAX_MESSAGE_BYTES
 
-SESSION_METHOD = "/colocated.v1.ColocatedWorkerService/Session"
-TOPOLOGY_METHOD = "/colocated.v1.ColocatedWorkerService/GetTopology"
+_SERVICE = service_pb2.DESCRIPTOR.services_by_name["ColocatedWorkerService"]
+# Method paths as gRPC writes them, from the generated service descriptor.
+SESSION_METHOD = f"/{_SERVICE.full_name}/{_SERVICE.methods_by_name['Session'].name}"
+TOPOLOGY_METHOD = f"/{_SERVICE.full_name}/{_SERVICE.methods_by_name['GetTopology'].name}"
 _CLOSE = object()  # ends a child session's requests: a half-close
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
