@@ -183,7 +183,7 @@ test(`${CASES} changed calls of every method each end with a status, and the wor
   // No call slot, byte or session place stays counted once the calls have ended, or their
   // deadlines passed (read a bounded number of times as the last ones end).
   let last: Record<string, number> = {};
-  for (let i = 0; i < 5_000; i++) {
+  for (let i = 0; i < 20_000; i++) {
     last = await gauges();
     if (Object.values(last).every((v) => v === 0)) break;
   }
