@@ -244,7 +244,8 @@ def test_a_call_on_one_device_or_an_unprotected_turn_waits_for_nothing():
     ("setting", "jaxlib", "protected"),
     [
         ("auto", "0.10.2", True),
-        ("auto", "0.6.0", True),
+        ("auto", "0.6.2", True),
+        ("auto", "0.6.1", False),
         ("auto", "0.5.3", False),
         ("auto", "0.4.38", False),
         ("on", "0.4.38", True),

@@ -175,8 +175,9 @@ class DeviceTurn:
 
 AUTO, ON, OFF = "auto", "on", "off"
 # The oldest jaxlib whose CPU client can hang: bench/xla_cpu_deadlock.py hung in every
-# unprotected run on 0.6.2 to 0.10.2 and in none of 15 on 0.4.38 or 0.5.3 (bench/NOTES.md).
-FIRST_WITH_THE_HANG = (0, 6, 0)
+# unprotected run on 0.6.2 to 0.10.2, and in none on 0.4.38, 0.5.3, 0.6.0 or 0.6.1
+# (bench/xla_cpu_deadlock.md).
+FIRST_WITH_THE_HANG = (0, 6, 2)
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
