@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import type { WorkerRuntime } from "../../gen/ts/colocated/v1/service";
 import { DEFAULT_DEADLINE_MS, WorkerClient } from "../rpc/client";
+import type { MemberRuntime } from "../rpc/group-runtime";
 import { describeDevices } from "../rpc/group-topology";
 import type { JobDevice, Topology } from "../rpc/topology";
 import { WorkerGroup } from "../rpc/worker-group";
@@ -10,12 +11,6 @@ interface TopologyOptions {
   worker: string[];
   deadline: number;
   json?: boolean;
-}
-
-/** A process's worker, as the command shows it: its address and what it runs. */
-interface ProcessWorker {
-  target: string;
-  runtime: WorkerRuntime | undefined;
 }
 
 /** `colocated-wire topology`: the devices of a JAX job, per process, as its workers see them. */
@@ -34,7 +29,7 @@ export function topologyCommand(): Command {
     .option("--json", "print the job, each process's worker and what it runs, as JSON")
     .action(async (options: TopologyOptions) => {
       const connect = { deadlineMs: options.deadline };
-      const show = (job: JobShape, workers: Map<number, ProcessWorker>, differences: string[]) =>
+      const show = (job: JobShape, workers: Map<number, MemberRuntime>, differences: string[]) =>
         console.log(
           options.json
             ? JSON.stringify(topologyJson(job, workers, differences), null, 2)
@@ -75,7 +70,7 @@ type JobShape = Pick<Topology, "processCount" | "devices">;
  */
 export function formatTopology(
   job: JobShape,
-  workers: ReadonlyMap<number, ProcessWorker>,
+  workers: ReadonlyMap<number, MemberRuntime>,
   differences: readonly string[] = [],
 ): string {
   const kinds = [...new Set(job.devices.map(kindOf))].join(", ");
@@ -107,7 +102,7 @@ export function describeRuntime(r: WorkerRuntime | undefined): string {
 /** The same as JSON: the job, each process's worker and runtime, the differences. */
 function topologyJson(
   job: JobShape,
-  workers: ReadonlyMap<number, ProcessWorker>,
+  workers: ReadonlyMap<number, MemberRuntime>,
   differences: readonly string[],
 ) {
   return {

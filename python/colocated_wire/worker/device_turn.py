@@ -61,9 +61,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R")
 
-# A device's in-flight slots in XLA's CPU client (max_inflight_computations_per_device).
-DEVICE_SLOTS = 32
-# Calls over several devices with computations in flight: 4 × 8 computations fill 32 slots.
+# Calls over several devices with computations in flight: 4 calls of 8 computations fill a
+# device's 32 slots (XLA's max_inflight_computations_per_device).
 CALLS_IN_FLIGHT = 4
 
 
