@@ -39,8 +39,8 @@ import { lowerSpecsPayload } from "../src/encode";
 import { deviceIdsOf } from "../src/model/device-list";
 import type { Program } from "../src/model/program";
 import type { ShapeDtypeStruct } from "../src/model/shape-dtype-struct";
-import { arrayByteLength, elementByteLength } from "../src/rpc/array-bytes";
-import { negotiateVersion } from "../src/rpc/negotiate";
+import { negotiateVersion } from "../src/rpc/client/negotiate";
+import { arrayByteLength, elementByteLength } from "../src/rpc/sharded/array-bytes";
 import { distinctShards, type ShardIndex } from "../src/shard-indices";
 import { SCHEMA_MINOR_VERSION } from "../src/version";
 

@@ -1,12 +1,12 @@
 import http2 from "node:http2";
 import type { Program } from "../src";
 import { deviceIdsOf } from "../src/model/device-list";
-import { elementByteLength } from "../src/rpc/array-bytes";
-import { CALL_ID_KEY } from "../src/rpc/call-id";
-import { planShards } from "../src/rpc/group-shards";
-import { sentProgram } from "../src/rpc/program-handles";
-import { ShardLayout } from "../src/rpc/shard-layout";
-import { chunkMessage, END_MESSAGE, startMessage } from "../src/rpc/sharded-request";
+import { sentProgram } from "../src/rpc/client/program-handles";
+import { planShards } from "../src/rpc/group/group-shards";
+import { chunkMessage, END_MESSAGE, startMessage } from "../src/rpc/messages/sharded-request";
+import { elementByteLength } from "../src/rpc/sharded/array-bytes";
+import { CALL_ID_KEY } from "../src/rpc/sharded/call-id";
+import { ShardLayout } from "../src/rpc/sharded/shard-layout";
 import { type CallCost, callCost } from "./group-timing";
 
 /**

@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { Client, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { type Compression, channelCredentials, channelOptions } from "../src/rpc/channel";
+import { type Compression, channelCredentials, channelOptions } from "../src/rpc/client/channel";
 
 /** What bench/load_echo.py serves: bytes in, the same bytes out. */
 const UNARY = "/colocated.bench.Echo/Echo";

@@ -5,7 +5,7 @@ import { FunctionRef, type Program } from "./model/program";
 import { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import { NamedSharding } from "./model/sharding";
 import { treeFlatten, treeUnflatten } from "./model/tree-util";
-import { callInputs } from "./rpc/call-inputs";
+import { callInputs } from "./rpc/sharded/call-inputs";
 
 /** The shape of an example program: how many leaves, and the mesh they are sharded over. */
 export interface ExampleOptions {

@@ -4,7 +4,7 @@ import {
   checkQueueOptions,
   DEFAULT_MAX_QUEUED_CALLS,
   workerLimits,
-} from "../src/rpc/call-queue";
+} from "../src/rpc/client/call-queue";
 import { WorkerError } from "../src/rpc/errors";
 
 // The client's queue on its own, with calls the test ends itself; test/rpc-backpressure.test.ts

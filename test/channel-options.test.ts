@@ -1,8 +1,8 @@
 import { Client, credentials } from "@grpc/grpc-js";
 import { ColocatedWorkerServiceService } from "../gen/ts/colocated/v1/service";
-import { channelOptions, FLOW_CONTROL_WINDOW } from "../src/rpc/channel";
-import { DEFAULT_DEADLINE_MS } from "../src/rpc/client";
-import { RETRY_POLICY } from "../src/rpc/retry-policy";
+import { channelOptions, FLOW_CONTROL_WINDOW } from "../src/rpc/client/channel";
+import { DEFAULT_DEADLINE_MS } from "../src/rpc/client/client";
+import { RETRY_POLICY } from "../src/rpc/client/retry-policy";
 
 describe("channelOptions", () => {
   test("every channel opens a wide receive window, with or without gzip, over the base options", () => {

@@ -1,12 +1,12 @@
 import { GetVersionResponse, type WorkerRuntime } from "../gen/ts/colocated/v1/service";
 import { describeRuntime } from "../src/cli/topology";
 import { GroupRuntimeError, WorkerClient, WorkerGroup } from "../src/rpc";
-import { checkRuntimes } from "../src/rpc/group-runtime";
+import { checkRuntimes } from "../src/rpc/group/group-runtime";
 import { RecordingProxy } from "./fuzz/rpc-proxy";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
 
 // What a worker runs (its GetVersion answer's WorkerRuntime), and a group that refuses to form
-// when its members differ in jaxlib or Python minor (src/rpc/group-runtime.ts).
+// when its members differ in jaxlib or Python minor (src/rpc/group/group-runtime.ts).
 
 const RUNTIME: WorkerRuntime = {
   colocatedWire: "0.1.0",

@@ -2,7 +2,7 @@ import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { status } from "@grpc/grpc-js";
 import { RelayResponse } from "../gen/ts/colocated/v1/service";
 import { DecodeError } from "../src/errors";
-import { readRelayResponse } from "../src/rpc/relay-response";
+import { readRelayResponse } from "../src/rpc/messages/relay-response";
 
 // How the controller reads a relay's answers: each child's SessionResponse bytes and the ends
 // of its sessions, in the order they came, unknown fields skipped, bad bytes named.

@@ -1,6 +1,6 @@
 import { DeviceList, Mesh, NamedSharding, PartitionSpec, ShapeDtypeStruct } from "../src";
-import { planShards } from "../src/rpc/group-shards";
-import { shardedBytes } from "../src/rpc/sharded-bytes";
+import { planShards } from "../src/rpc/group/group-shards";
+import { shardedBytes } from "../src/rpc/sharded/sharded-bytes";
 import { range } from "./fixtures";
 
 // The bytes an ExecuteSharded call is counted for in the client's queue: what the worker holds.

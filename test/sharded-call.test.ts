@@ -23,9 +23,9 @@ import {
   WorkerError,
   WorkerGroup,
 } from "../src/rpc";
-import { ShardLayout } from "../src/rpc/shard-layout";
-import { checkShardedCall } from "../src/rpc/sharded-call";
-import { ShardedOutputs } from "../src/rpc/sharded-outputs";
+import { ShardLayout } from "../src/rpc/sharded/shard-layout";
+import { checkShardedCall } from "../src/rpc/sharded/sharded-call";
+import { ShardedOutputs } from "../src/rpc/sharded/sharded-outputs";
 import { distinctShards, type ShardIndex } from "../src/shard-indices";
 import { range } from "./fixtures";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";

@@ -1,6 +1,6 @@
 import { ExecuteShardedRequest } from "../gen/ts/colocated/v1/service";
-import { ShardLayout } from "../src/rpc/shard-layout";
-import { chunkMessage, END_MESSAGE } from "../src/rpc/sharded-request";
+import { chunkMessage, END_MESSAGE } from "../src/rpc/messages/sharded-request";
+import { ShardLayout } from "../src/rpc/sharded/shard-layout";
 
 // Chunk messages written field by field must be what the generated encoder writes.
 

@@ -9,8 +9,8 @@ import { groupCalls } from "../bench/group-programs";
 import { ExecuteStart } from "../gen/ts/colocated/v1/service";
 import * as encode from "../src/encode";
 import { GroupTopologyError, MemberError, WorkerGroup } from "../src/rpc";
-import { ShardLayout } from "../src/rpc/shard-layout";
-import * as request from "../src/rpc/sharded-request";
+import * as request from "../src/rpc/messages/sharded-request";
+import { ShardLayout } from "../src/rpc/sharded/shard-layout";
 import * as shardIndices from "../src/shard-indices";
 
 // What keeps a WorkerGroup's cost per member flat (issue 31), against fixed-answer members:
@@ -177,7 +177,11 @@ describe.each([
       { relayFanout },
     );
     try {
-      expect([own.relays, own.sessionCounts]).toEqual([0, { calls: 0, streams: 0 }]);
+      expect([own.transportName, own.relays, own.sessionCounts]).toEqual([
+        "streams",
+        0,
+        { calls: 0, streams: 0 },
+      ]);
       const { data } = await own.executeSharded(small.program, small.inputs);
       expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
     } finally {
@@ -195,7 +199,11 @@ describe.each([
     try {
       const { data } = await own.executeSharded(small.program, small.inputs);
       expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
-      expect([own.relays, own.sessionCounts]).toEqual([0, { calls: 4, streams: 4 }]);
+      expect([own.transportName, own.relays, own.sessionCounts]).toEqual([
+        "sessions",
+        0,
+        { calls: 4, streams: 4 },
+      ]);
     } finally {
       own.close();
     }
@@ -209,6 +217,7 @@ describe.each([
     );
     try {
       await own.executeSharded(small.program, small.inputs);
+      expect(own.transportName).toBe(relayFanout ? "relays" : "sessions");
       job.setMode(1, "drop"); // ends its session at the next call, and refuses another
       const outcome = () =>
         own.executeSharded(small.program, small.inputs).then(
@@ -224,6 +233,7 @@ describe.each([
       const { data } = await own.executeSharded(small.program, small.inputs); // by streams
       expect(data.map((d) => d.length)).toEqual([4, 256, 64, 64, 256]);
       expect(own.sessionCounts).toEqual({ calls: 0, streams: 0 }); // its sessions are closed
+      expect(own.transportName).toBe("streams");
     } finally {
       own.close();
     }

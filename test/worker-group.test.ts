@@ -26,10 +26,10 @@ import {
   WorkerError,
   WorkerGroup,
 } from "../src/rpc";
-import { connectAll } from "../src/rpc/group-connect";
-import { settleMembers } from "../src/rpc/group-failure";
-import { planShards } from "../src/rpc/group-shards";
-import { checkOneJob } from "../src/rpc/group-topology";
+import { connectAll } from "../src/rpc/group/group-connect";
+import { settleMembers } from "../src/rpc/group/group-failure";
+import { planShards } from "../src/rpc/group/group-shards";
+import { checkOneJob } from "../src/rpc/group/group-topology";
 import { range } from "./fixtures";
 import {
   ensurePythonEnv,
@@ -379,7 +379,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       { deadlineMs: 60_000, relayFanout: 2 },
     );
     groups.push(group);
-    expect(group.relays).toBe(1);
+    expect([group.transportName, group.relays]).toEqual(["relays", 1]);
     const summarize = example("summarize", [f32([8, 4], "x", "y"), f32([8, 4], "x")]);
     for (let i = 0; i < 3; i++) {
       const { outputs, data } = await group.executeSharded(summarize, [X, Y]);
@@ -438,6 +438,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       }
       expect(first.sessionCounts).toEqual({ calls: 1, streams: 1 });
       expect(second.sessionCounts).toEqual({ calls: 0, streams: 0 });
+      expect([first.transportName, second.transportName]).toEqual(["sessions", "streams"]);
     } finally {
       first.close();
       second.close();

@@ -3,7 +3,7 @@
 Each side supports a range of colocated.v1 minor versions. Both take
 min(client max, server max); if that is below either side's minimum there
 is no common version, and the error names both ranges. The TypeScript twin
-is src/rpc/negotiate.ts.
+is src/rpc/client/negotiate.ts.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { describeLeaf, leafPaths } from "../inspector/describe-leaf";
 import { formatInspection, inspectPayload } from "../inspector/inspection";
-import { DEFAULT_DEADLINE_MS, type ExecuteResult, WorkerClient } from "../rpc/client";
-import { formatRange } from "../rpc/negotiate";
-import { WorkerGroup } from "../rpc/worker-group";
+import { DEFAULT_DEADLINE_MS, type ExecuteResult, WorkerClient } from "../rpc/client/client";
+import { formatRange } from "../rpc/client/negotiate";
+import { WorkerGroup } from "../rpc/group/worker-group";
 import { UsageError } from "./errors";
 import { checkFolder, readBytes, writeOutput } from "./files";
 

@@ -1,10 +1,10 @@
 import { Command } from "commander";
 import type { WorkerRuntime } from "../../gen/ts/colocated/v1/service";
-import { DEFAULT_DEADLINE_MS, WorkerClient } from "../rpc/client";
-import type { MemberRuntime } from "../rpc/group-runtime";
-import { describeDevices } from "../rpc/group-topology";
-import type { JobDevice, Topology } from "../rpc/topology";
-import { WorkerGroup } from "../rpc/worker-group";
+import { DEFAULT_DEADLINE_MS, WorkerClient } from "../rpc/client/client";
+import type { JobDevice, Topology } from "../rpc/client/topology";
+import type { MemberRuntime } from "../rpc/group/group-runtime";
+import { describeDevices } from "../rpc/group/group-topology";
+import { WorkerGroup } from "../rpc/group/worker-group";
 import { repeat, whole } from "./call";
 
 interface TopologyOptions {

@@ -140,7 +140,7 @@ export class RecordingProxy {
     call.on("end", () => up.end());
     call.on("cancelled", () => up.cancel());
     call.on("error", () => up.cancel());
-    // A session is taken when its headers come (src/rpc/worker-stream.ts): pass them on.
+    // A session is taken when its headers come (src/rpc/transports/worker-stream.ts): pass them on.
     up.on("metadata", (headers: Metadata) => call.sendMetadata(headers));
     let n = 0;
     up.on("data", (b: Buffer) => {

@@ -3,7 +3,7 @@
 The people who run colocated Python on pods fight version skew first: one host with another
 jaxlib shows itself only when a collective fails. So every worker says its colocated-wire,
 Python, JAX, jaxlib, NumPy and cloudpickle versions, its platform and its device kind, and a
-controller compares them before a group forms (src/rpc/group-runtime.ts).
+controller compares them before a group forms (src/rpc/group/group-runtime.ts).
 """
 
 from __future__ import annotations
