@@ -53,7 +53,7 @@ def test_a_call_over_several_devices_waits_for_the_turn_and_leaves_when_cancelle
         assert TURN.wait_for_waiting(0, 120), "the cancelled call kept waiting"
         gate.release.set()
         assert_floats(first.result().outputs[0].data, X)
-        assert svc.limits.wait_idle(120)
+        assert svc.state.limits.wait_idle(120)
         after = stub.Execute(request(affine, X, Y, Y))  # the turn is free again
     assert late.cancelled()
     # It left the queue when its client stopped waiting, and never ran.

@@ -26,7 +26,7 @@ def mesh(mesh_2x4):
 
 def explaining(capacity=8):
     worker = service(capacity)
-    worker.programs = ProgramCache(worker.policy, capacity, explain=True)
+    worker.state.programs = ProgramCache(worker.state.policy, capacity, explain=True)
     return worker
 
 

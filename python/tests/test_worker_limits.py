@@ -90,10 +90,10 @@ def test_bytes_beyond_max_inflight_bytes_are_refused_at_once(mesh, gate):
     assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert e.details() == (
         f"{affine.ByteSize()} more bytes would pass the worker's limit of"
-        f" {svc.limits.max_bytes} bytes in flight (--max-inflight-bytes;"
+        f" {svc.state.limits.max_bytes} bytes in flight (--max-inflight-bytes;"
         f" {hold.ByteSize()} in flight now)"
     )
-    assert (svc.limits.calls, svc.limits.bytes) == (0, 0)
+    assert (svc.state.limits.calls, svc.state.limits.bytes) == (0, 0)
 
 
 def test_a_cancelled_call_stops_before_its_outputs(mesh, gate, monkeypatch):
@@ -107,20 +107,20 @@ def test_a_cancelled_call_stops_before_its_outputs(mesh, gate, monkeypatch):
         held.cancel()
         assert svc.gone.wait(120), "the worker never saw the cancellation"
         gate.release.set()
-        assert svc.limits.wait_idle(120)
+        assert svc.state.limits.wait_idle(120)
     assert held.cancelled()
     assert described == []  # the work stopped after the function, before reading outputs
-    assert (svc.limits.calls, svc.limits.bytes) == (0, 0)
+    assert (svc.state.limits.calls, svc.state.limits.bytes) == (0, 0)
 
 
 def test_a_drain_refuses_new_calls_and_waits_for_those_in_flight(mesh, gate):
     hold = program(worker_gate.hold, mesh, float_spec(mesh))
     svc = service()
     draining = threading.Event()
-    svc.limits.on_drain(draining.set)
+    svc.state.limits.on_drain(draining.set)
     with served(svc) as stub, futures.ThreadPoolExecutor(1) as pool:
         held = held_inside(stub, gate, request(hold, X))
-        drained = pool.submit(svc.limits.drain, 600)
+        drained = pool.submit(svc.state.limits.drain, 600)
         assert draining.wait(120)
         e = refusal(stub, request(hold, X))
         version = stub.GetVersion(service_pb2.GetVersionRequest(client=svc_range()))
@@ -138,11 +138,11 @@ def test_a_drain_past_its_grace_period_says_so(mesh, gate):
     svc = service()
     with served(svc) as stub:
         held = held_inside(stub, gate, request(hold, X))
-        assert svc.limits.drain(0) is False
-        assert svc.limits.calls == 1
+        assert svc.state.limits.drain(0) is False
+        assert svc.state.limits.calls == 1
         gate.release.set()
         held.result()
-    assert svc.limits.wait_idle(120)
+    assert svc.state.limits.wait_idle(120)
 
 
 def svc_range() -> service_pb2.VersionRange:
@@ -200,6 +200,6 @@ def test_a_thousand_faulty_calls_leave_nothing_behind(mesh):
         grpc.StatusCode.PERMISSION_DENIED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
-    assert len(svc.programs) == capacity
-    assert (svc.limits.calls, svc.limits.bytes) == (0, 0)
+    assert len(svc.state.programs) == capacity
+    assert (svc.state.limits.calls, svc.state.limits.bytes) == (0, 0)
     assert grown < 200, f"{grown} more tracked objects after 1,000 faulty calls"

@@ -39,6 +39,7 @@ from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.relay import serve as serve_relay
 from colocated_wire.worker.service import ColocatedWorker, handlers
 from colocated_wire.worker.session import serve as serve_session
+from colocated_wire.worker.state import WorkerState
 from colocated_wire.worker.tls import TlsFiles, add_port, server_credentials
 
 RELAY = "/colocated.v1.ColocatedWorkerService/Relay"
@@ -68,8 +69,9 @@ def worker(
         yield service, f"127.0.0.1:{port}"
     finally:
         server.stop(grace=None)
-    assert service.limits.wait_idle(DEADLINE), "a call held on to its slot"
-    assert service.sessions.wait_at_most(0, DEADLINE), "a session or relay held on to its place"
+    assert service.state.limits.wait_idle(DEADLINE), "a call held on to its slot"
+    held = "a session or relay held on to its place"
+    assert service.state.sessions.wait_at_most(0, DEADLINE), held
 
 
 class Relay:
@@ -188,7 +190,7 @@ def test_calls_to_two_children_are_forwarded_and_answered_as_written(mesh):
                 np.testing.assert_array_equal(doubled(near_parts), x * 2)
                 np.testing.assert_array_equal(doubled(far_parts), -x * 2)
             # The second answers say their specs are as before: each child keeps its own session.
-            open_while_relaying = (len(relaying.sessions), len(other.sessions))
+            open_while_relaying = (len(relaying.state.sessions), len(other.state.sessions))
             relay.finish()
     assert relay.as_before == {0: [False, True], 7: [False, True]}
     assert open_while_relaying == (2, 1)  # the relay and its session to itself; one
@@ -486,7 +488,7 @@ def test_a_drain_ends_the_relay_unavailable_after_its_childrens_calls(mesh, gate
             relay.send(messages=[(1, 0, hold_call(mesh, 1))])
             assert gate.entered.acquire(timeout=DEADLINE)
             with futures.ThreadPoolExecutor(1) as pool:
-                drained = pool.submit(service.limits.drain, DEADLINE)
+                drained = pool.submit(service.state.limits.drain, DEADLINE)
                 gate.release.set()
                 held = relay.answer(1, 1)
                 error = relay.ended()
@@ -510,8 +512,8 @@ class GoneBeforeHeaders:
 
 @pytest.mark.parametrize("serve", [serve_session, serve_relay], ids=["session", "relay"])
 def test_a_stream_whose_client_left_before_its_headers_gives_its_place_back(serve):
-    service = ColocatedWorker(WorkerPolicy(allowed_modules=ALLOWED), max_sessions=1)
-    stream = serve(service, iter(()), GoneBeforeHeaders())
+    state = WorkerState.make(WorkerPolicy(allowed_modules=ALLOWED), max_sessions=1)
+    stream = serve(state, iter(()), GoneBeforeHeaders())
     with pytest.raises(grpc.RpcError):
         next(stream)
-    assert len(service.sessions) == 0
+    assert len(state.sessions) == 0

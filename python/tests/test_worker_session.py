@@ -25,8 +25,8 @@ from colocated_wire import deserialize_specs, examples
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker import metrics as worker_metrics
 from colocated_wire.worker.device_turn import TURN
-from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
-from colocated_wire.worker.main import CONTROL_THREADS, MAX_MESSAGE_BYTES, grpc_server
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, MAX_MESSAGE_BYTES, CallLimits
+from colocated_wire.worker.main import CONTROL_THREADS, grpc_server
 from colocated_wire.worker.metrics import PREFIX
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.requests import read_session_request
@@ -64,9 +64,9 @@ def served(limits: CallLimits | None = None, max_sessions: int = DEFAULT_MAX_SES
             yield service, channel
     finally:
         server.stop(grace=None)
-    assert service.limits.wait_idle(DEADLINE), "a call held on to its slot"
-    assert service.limits.bytes == 0
-    assert service.sessions.wait_at_most(0, DEADLINE), "a session held on to its place"
+    assert service.state.limits.wait_idle(DEADLINE), "a call held on to its slot"
+    assert service.state.limits.bytes == 0
+    assert service.state.sessions.wait_at_most(0, DEADLINE), "a session held on to its place"
 
 
 class Session:
@@ -231,7 +231,7 @@ def test_a_session_beyond_max_sessions_is_refused_at_once_and_the_others_go_on(m
         third.send(summarize_call(mesh, 1))
         refused = third.ended()  # no answer to its call comes first: the worker took none
         third.close()
-        open_while_refused = len(service.sessions)
+        open_while_refused = len(service.state.sessions)
         # GetVersion and Execute answer while both sessions are open and idle.
         version = get_version(channel)
         executed = execute(channel, mesh)
@@ -242,7 +242,7 @@ def test_a_session_beyond_max_sessions_is_refused_at_once_and_the_others_go_on(m
             first.receive()
         after_close = opened(channel, mesh)
         second.stream.cancel()
-        assert service.sessions.wait_at_most(1, DEADLINE)
+        assert service.state.sessions.wait_at_most(1, DEADLINE)
         after_cancel = opened(channel, mesh)
         for session in (after_close, after_cancel):
             session.close()
@@ -299,13 +299,13 @@ def test_a_session_that_fails_or_is_drained_gives_its_place_back(mesh, gate):
         full_end = full.ended()
         full.close()
         with futures.ThreadPoolExecutor(1) as pool:
-            drained = pool.submit(service.limits.drain, DEADLINE)
+            drained = pool.submit(service.state.limits.drain, DEADLINE)
             gate.release.set()
             busy.answer(1)
             busy_end = busy.ended()
             assert drained.result()
         busy.close()
-        places = service.sessions.wait_at_most(0, DEADLINE)
+        places = service.state.sessions.wait_at_most(0, DEADLINE)
         late = Session(channel)  # during the drain: refused as a call is, whatever the places
         late_end = late.ended()
         late.close()
@@ -329,7 +329,7 @@ def test_idle_sessions_at_their_limit_leave_threads_for_every_other_call(mesh):
     max_sessions = limits.max_calls + CONTROL_THREADS
     with served(limits, max_sessions) as (service, channel):
         sessions = [opened(channel, mesh) for _ in range(max_sessions)]
-        open_sessions = len(service.sessions)
+        open_sessions = len(service.state.sessions)
         version = get_version(channel)
         executed = execute(channel, mesh)
         beyond = Session(channel)
@@ -378,7 +378,7 @@ def test_many_calls_on_one_session_each_answered_in_one_message(mesh):
         session.close()
         with pytest.raises(StopIteration):
             session.receive()
-        assert len(service.sessions) == 0
+        assert len(service.state.sessions) == 0
     for x, parts in answers:
         assert len(parts) == 1  # a small answer is one message
         out = summary(parts)
@@ -639,7 +639,7 @@ def test_a_client_that_cancels_the_stream_stops_its_call_and_frees_the_slot(mesh
         session.stream.cancel()
         assert session.ended().code() == Code.CANCELLED
         gate.release.set()
-        assert service.limits.wait_idle(DEADLINE)
+        assert service.state.limits.wait_idle(DEADLINE)
         again = Session(channel)
         again.send(summarize_call(mesh, 1))
         parts = again.answer(1)
@@ -654,9 +654,9 @@ def test_a_drain_ends_an_idle_session_at_once_and_a_busy_one_after_its_call(mesh
         busy.send(hold_call(mesh, 1))
         assert gate.entered.acquire(timeout=DEADLINE)
         began = threading.Event()
-        service.limits.on_drain(began.set)
+        service.state.limits.on_drain(began.set)
         with futures.ThreadPoolExecutor(1) as pool:
-            drained = pool.submit(service.limits.drain, DEADLINE)
+            drained = pool.submit(service.state.limits.drain, DEADLINE)
             assert began.wait(DEADLINE)
             idle_end = idle.ended()  # while the busy session's call still runs
             still_draining = not drained.done()

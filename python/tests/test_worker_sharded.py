@@ -15,7 +15,7 @@ from jax.sharding import PartitionSpec as P
 from colocated_wire import deserialize_specs, examples, serialize_program
 from colocated_wire._gen.colocated.v1 import service_pb2, service_pb2_grpc
 from colocated_wire.worker.arrays import index_of
-from colocated_wire.worker.main import MAX_MESSAGE_BYTES
+from colocated_wire.worker.limits import MAX_MESSAGE_BYTES
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.service import ColocatedWorker, handlers
 from colocated_wire.worker.sharded import ALIGNMENT, MAX_CHUNK_BYTES, aligned_buffer
@@ -40,7 +40,8 @@ def worker():
             yield service_pb2_grpc.ColocatedWorkerServiceStub(channel)
     finally:
         server.stop(grace=None)
-    assert (service.limits.calls, service.limits.bytes) == (0, 0), "a call held on to its slot"
+    limits = service.state.limits
+    assert (limits.calls, limits.bytes) == (0, 0), "a call held on to its slot"
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,12 @@ TypeScript: src/diff/format-diff.ts."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from colocated_wire.diff.describe import count_text, thousands
-from colocated_wire.diff.payload_diff import DiffGroup, PayloadDiff
+
+if TYPE_CHECKING:
+    from colocated_wire.diff.payload_diff import DiffGroup, PayloadDiff
 
 # Causes found at leaves (counted in leaves); the tree's are found at nodes.
 LEAF_CAUSES = frozenset(

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from colocated_wire.diff.format_diff import format_diff
+
 # The version of this shape.
 DIFF_VERSION = 1
 
@@ -101,6 +103,4 @@ class PayloadDiff:
         }
 
     def __str__(self) -> str:
-        from colocated_wire.diff.format_diff import format_diff
-
         return format_diff(self)

@@ -18,7 +18,7 @@ from typing import Any
 
 from colocated_wire.diff.nearest import nearest, specialization, summary
 from colocated_wire.functions import UnloadedFunction
-from colocated_wire.worker import log as worker_log
+from colocated_wire.worker import log
 
 # The most recent cached programs of the function that a new one is compared with.
 KEPT = 4
@@ -52,7 +52,7 @@ def say_miss(new: Any, cached: list[Any], allow_pickle: bool) -> None:
         text = explanation(new, cached, allow_pickle)
     except Exception as e:  # noqa: BLE001 - a diagnostic must not fail the call
         text = f"could not explain the program of {function_key(new.program.fun)}: {e!r}"
-    worker_log.say(text)
+    log.say(text)
 
 
 def explanation(new: Any, cached: list[Any], allow_pickle: bool) -> str:

@@ -14,20 +14,24 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import grpc
 
 from colocated_wire.worker.errors import Refused, unavailable
 
+if TYPE_CHECKING:
+    from colocated_wire.worker.state import WorkerState
 
-def serve(service, held: HeldStream, context) -> Iterator[bytes]:
+
+def serve(state: WorkerState, held: HeldStream, context) -> Iterator[bytes]:
     """The stream's response bytes, from `held.responses()` once it has a place; then the
     status `held.ending()` gives (OK when None)."""
     try:
         held.admit()
-        if service.limits.draining:
+        if state.limits.draining:
             raise unavailable(held.draining)
-        service.sessions.open(held)
+        state.sessions.open(held)
     except Refused as e:
         context.abort(e.code, e.message)
     try:
@@ -35,7 +39,7 @@ def serve(service, held: HeldStream, context) -> Iterator[bytes]:
         held.start()
         yield from held.responses()
     finally:
-        service.sessions.close(held)
+        state.sessions.close(held)
         held.stop()
     ending = held.ending()
     if ending is not None:
@@ -50,8 +54,8 @@ class HeldStream:
     draining = "the worker is shutting down"  # its UNAVAILABLE status when a drain ends it
     reader_name = "colocated-wire-stream"
 
-    def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
-        self._service = service
+    def __init__(self, state: WorkerState, context: grpc.ServicerContext, requests: Iterator):
+        self._state = state
         self._stream = context
         self._requests = requests
         self._changed = threading.Condition()
@@ -73,6 +77,9 @@ class HeldStream:
     def stop(self) -> None:
         """The stream is over and its place given back."""
 
+    def wake(self) -> None:
+        """The worker drains: the stream ends once what it carries now is answered."""
+
     def ending(self) -> tuple[grpc.StatusCode, str] | None:
         """The status that ends the stream when it does not end well; None for OK (or for a
         stream no one hears any more)."""
@@ -81,7 +88,7 @@ class HeldStream:
                 return None
             if self._failed is not None:
                 return self._failed
-            if not self._read_all and self._service.limits.draining:
+            if not self._read_all and self._state.limits.draining:
                 return grpc.StatusCode.UNAVAILABLE, self.draining
             return None
 

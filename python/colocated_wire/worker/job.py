@@ -27,7 +27,7 @@ from jax import tree_util
 from jax._src import distributed
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from colocated_wire.worker import log as worker_log
+from colocated_wire.worker import log
 from colocated_wire.worker.errors import Refused, failed_precondition, invalid_argument
 
 # The gRPC metadata key that names one call of a job, the same on every member's stream.
@@ -120,7 +120,7 @@ def leave() -> None:
     of the job to leave too, so a member stopped alone waits for the others."""
     if jax.process_count() == 1:
         return
-    worker_log.say("leaving the job; waiting for its other processes to stop too")
+    log.say("leaving the job; waiting for its other processes to stop too")
     jax.distributed.shutdown()
 
 

@@ -7,7 +7,7 @@ UNAVAILABLE and waits, up to a grace period, for the calls in flight.
 Only the colocated calls are counted (Execute, LoadProgram, ExecuteSharded, and
 each call on a Session while it runs): GetVersion and the standard services keep
 answering during a drain. The sessions open at once are limited apart, by
---max-sessions (worker/session.py's Sessions): an idle one holds no call slot.
+--max-sessions (Sessions): an idle one holds no call slot.
 """
 
 from __future__ import annotations
@@ -15,12 +15,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from colocated_wire.worker.errors import resource_exhausted, unavailable
+import grpc
+
+from colocated_wire.worker.errors import Refused, resource_exhausted, unavailable
+
+if TYPE_CHECKING:
+    from colocated_wire.worker.held_stream import HeldStream
 
 DEFAULT_MAX_CALLS = 16
 DEFAULT_MAX_BYTES = 1 << 30
 DEFAULT_MAX_SESSIONS = 8
+# The largest message the worker's server, and a relay's channels to its children, take or send.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 
 class CallLimits:
@@ -122,3 +130,59 @@ class Slot:
             self._limits.bytes -= nbytes
             self.held -= nbytes
             self._limits._changed.notify_all()
+
+
+class Sessions:
+    """The sessions open on the worker, relays (worker/relay.py) among them: at most `limit`
+    at once (--max-sessions), since each holds one of the server's threads for as long as it
+    is open, idle or not (the pool has one thread for each place: worker/main.py); and so
+    that a drain ends each after its current call."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_SESSIONS) -> None:
+        if limit < 0:
+            raise ValueError(f"the session limit must be at least 0, not {limit}")
+        self.limit = limit
+        self._changed = threading.Condition()
+        self._open: set[HeldStream] = set()
+
+    def open(self, session: HeldStream) -> None:
+        """Takes a place for `session`; raises Refused at once when every place is taken
+        (RESOURCE_EXHAUSTED), or when the worker serves no sessions (UNIMPLEMENTED, as a
+        worker without the method answers). Every open is followed by a close."""
+        with self._changed:
+            if self.limit == 0:
+                raise Refused(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    "this worker serves no sessions (--max-sessions 0); call ExecuteSharded",
+                )
+            if len(self._open) >= self.limit:
+                sessions = "session" if self.limit == 1 else "sessions"
+                raise resource_exhausted(
+                    f"this worker serves at most {self.limit} {sessions} at once"
+                    " (--max-sessions); call ExecuteSharded"
+                )
+            self._open.add(session)
+
+    def close(self, session: HeldStream) -> None:
+        """Gives back the place `session` took."""
+        with self._changed:
+            self._open.discard(session)
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._open)
+
+    def wait_at_most(self, count: int, timeout: float | None = None) -> bool:
+        """Waits until at most `count` sessions are open; False if `timeout` seconds pass
+        first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._open) <= count, timeout=timeout)
+
+    def drain(self) -> None:
+        """Wakes every session (the worker's drain has begun): an idle one ends at once, a
+        busy one after its call."""
+        with self._changed:
+            sessions = list(self._open)
+        for session in sessions:
+            session.wake()

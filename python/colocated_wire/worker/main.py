@@ -29,24 +29,30 @@ from concurrent import futures
 from typing import TYPE_CHECKING
 
 from colocated_wire.diff.nearest import explain_from_env
-from colocated_wire.worker import affinity as worker_affinity
-from colocated_wire.worker import compression as worker_compression
-from colocated_wire.worker import device_turn as worker_device_turn
-from colocated_wire.worker import health as worker_health
-from colocated_wire.worker import job as worker_job
-from colocated_wire.worker import log as worker_log
-from colocated_wire.worker import memory as worker_memory
-from colocated_wire.worker import metrics as worker_metrics
-from colocated_wire.worker import progress as worker_progress
-from colocated_wire.worker import tls as worker_tls
+from colocated_wire.worker import (
+    affinity,
+    compression,
+    device_turn,
+    health,
+    job,
+    log,
+    memory,
+    metrics,
+    progress,
+    tls,
+)
 from colocated_wire.worker.flags import non_negative, positive
-from colocated_wire.worker.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS
+from colocated_wire.worker.limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_SESSIONS,
+    MAX_MESSAGE_BYTES,
+)
 from colocated_wire.worker.programs import DEFAULT_CAPACITY
 
 if TYPE_CHECKING:
     import grpc
 
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 CONTROL_THREADS = 4
 
 
@@ -146,15 +152,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="SECONDS",
         help="on SIGTERM, how long calls in flight may take to finish (default 30)",
     )
-    worker_health.add_flags(p)
-    worker_progress.add_flags(p)
-    worker_tls.add_flags(p)
-    worker_compression.add_flags(p)
-    worker_job.add_flags(p)
-    worker_memory.add_flags(p)
-    worker_affinity.add_flags(p)
-    worker_device_turn.add_flags(p)
-    worker_metrics.add_flags(p)
+    health.add_flags(p)
+    progress.add_flags(p)
+    tls.add_flags(p)
+    compression.add_flags(p)
+    job.add_flags(p)
+    memory.add_flags(p)
+    affinity.add_flags(p)
+    device_turn.add_flags(p)
+    metrics.add_flags(p)
     return p.parse_args(argv)
 
 
@@ -171,32 +177,32 @@ def use_cpu_devices(count: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:  # before JAX starts, so that a refusal is immediate
-        tls = worker_tls.tls_files(args)
-        worker_tls.check_pickle_exposure(args.host, args.allow_pickle, tls)
-        credentials = worker_tls.server_credentials(tls)
-        relay_tls = worker_tls.relay_files(args, tls)
-        relay_credentials = None if relay_tls is None else worker_tls.relay_credentials(relay_tls)
-        worker_job.check_flags(args)
-        serving_cpu = worker_affinity.serving_cpu(args.serving_cpu)
-        worker_metrics.serve(args.metrics_host, args.metrics_port)  # before handlers() below
+        tls_paths = tls.tls_files(args)
+        tls.check_pickle_exposure(args.host, args.allow_pickle, tls_paths)
+        credentials = tls.server_credentials(tls_paths)
+        relay_tls = tls.relay_files(args, tls_paths)
+        relay_credentials = None if relay_tls is None else tls.relay_credentials(relay_tls)
+        job.check_flags(args)
+        serving_cpu = affinity.serving_cpu(args.serving_cpu)
+        metrics.serve(args.metrics_host, args.metrics_port)  # before handlers() below
     except ValueError as e:
-        worker_log.say(str(e))
+        log.say(str(e))
         return 2
     use_cpu_devices(args.devices)
     if args.coordinator is not None:
-        worker_log.say(
+        log.say(
             f"joining a job of {args.num_processes} processes as"
             f" process {args.process_id} (coordinator {args.coordinator})"
         )
-    worker_job.join(args)  # blocks until every process of the job has joined
+    job.join(args)  # blocks until every process of the job has joined
 
     import jax
 
     from colocated_wire.negotiate import DEFAULT_VERSION_RANGE, VersionRange, check_range
-    from colocated_wire.worker import service as worker_service
     from colocated_wire.worker.limits import CallLimits
     from colocated_wire.worker.policy import WorkerPolicy
     from colocated_wire.worker.programs import ProgramCache
+    from colocated_wire.worker.service import ColocatedWorker, handlers
 
     versions = VersionRange(
         DEFAULT_VERSION_RANGE.min_version if args.min_version is None else args.min_version,
@@ -205,49 +211,50 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_range(versions, "worker")
     except ValueError as e:
-        worker_log.say(str(e))
+        log.say(str(e))
         return 2
     found = len(jax.local_devices())  # starts the backend now, not during the first call
     if found != args.devices:
-        worker_log.say(f"JAX has {found} devices, not {args.devices}")
+        log.say(f"JAX has {found} devices, not {args.devices}")
         return 1
     policy = WorkerPolicy(
         versions, frozenset(args.allow_module), args.allow_pickle, frozenset(args.allow_function)
     )
-    turn = worker_device_turn.configure(args.device_turn)
-    service = worker_service.ColocatedWorker(
+    turn = device_turn.configure(args.device_turn)
+    service = ColocatedWorker(
         policy,
         CallLimits(args.max_concurrent_calls, args.max_inflight_bytes),
         ProgramCache(policy, args.program_cache, explain=args.explain),
-        worker_progress.Progress(args.unhealthy_after, waiting=lambda: turn.waiting),
+        progress.Progress(args.unhealthy_after, waiting=lambda: turn.waiting),
         args.max_sessions,
-        relays=tls is None or relay_credentials is not None,
+        relays=tls_paths is None or relay_credentials is not None,
         relay_credentials=relay_credentials,
     )
-    service.limits.on_refuse(service.progress.refused)
-    worker_metrics.watch(service.limits, turn, service.sessions)
+    state = service.state
+    state.limits.on_refuse(state.progress.refused)
+    metrics.watch(state.limits, turn, state.sessions)
     server = grpc_server(args.max_concurrent_calls, args.max_sessions)
-    server.add_generic_rpc_handlers((worker_service.handlers(service, args.compression),))
-    # standard services (health, reflection): helper H
-    health = worker_health.add_standard_services(server, reflect=args.reflection)
-    port = worker_tls.add_port(server, f"{args.host}:{args.port}", credentials)
-    service.limits.on_drain(health.draining)
-    service.limits.on_drain(lambda: worker_log.say("draining"))
-    with worker_affinity.pinned(serving_cpu):  # the poller starts the pool's threads
+    server.add_generic_rpc_handlers((handlers(service, args.compression),))
+    # The standard services: health and reflection.
+    standard = health.add_standard_services(server, reflect=args.reflection)
+    port = tls.add_port(server, f"{args.host}:{args.port}", credentials)
+    state.limits.on_drain(standard.draining)
+    state.limits.on_drain(lambda: log.say("draining"))
+    with affinity.pinned(serving_cpu):  # the poller starts the pool's threads
         server.start()
     stopping = threading.Event()
 
     def progress_changed(problem: str | None) -> None:  # so that an orchestrator restarts it
-        health.serving(problem is None)
-        worker_metrics.healthy(problem is None)
-        worker_log.say(f"health: NOT_SERVING: {problem}" if problem else "health: SERVING again")
+        standard.serving(problem is None)
+        metrics.healthy(problem is None)
+        log.say(f"health: NOT_SERVING: {problem}" if problem else "health: SERVING again")
 
-    worker_progress.watch(service.progress, progress_changed, stopping)
+    progress.watch(state.progress, progress_changed, stopping)
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    worker_log.line(f"listening on {args.host}:{port}", sys.stdout)
-    worker_log.say(
-        f"{found} CPU devices ({worker_job.describe()},"
+    log.line(f"listening on {args.host}:{port}", sys.stdout)
+    log.say(
+        f"{found} CPU devices ({job.describe()},"
         f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
         f" {'allowed' if policy.allow_pickle else 'refused'}, serving threads on"
@@ -255,13 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     while not stopping.wait(3600):
         pass
-    if service.limits.drain(args.grace_period):
+    if state.limits.drain(args.grace_period):
         # Every call has returned; the grace lets their responses reach the clients.
         server.stop(grace=args.grace_period).wait()
-        worker_job.leave()
+        job.leave()
         return 0
-    worker_log.say(
-        f"{service.limits.calls} calls still running after the"
+    log.say(
+        f"{state.limits.calls} calls still running after the"
         f" {args.grace_period} s grace period are cancelled"
     )
     server.stop(grace=None).wait()

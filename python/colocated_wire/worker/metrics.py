@@ -39,7 +39,7 @@ from prometheus_client import (
     start_http_server,
 )
 
-from colocated_wire.worker import log as worker_log
+from colocated_wire.worker import log
 from colocated_wire.worker.flags import non_negative
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def serve(host: str, port: int | None) -> None:
         raise ValueError(f"--metrics-port {port}: cannot serve metrics on {host}: {e}") from e
     _serving = True
     bound = httpd.server_address[1]
-    worker_log.say(f"metrics on http://{f'[{host}]' if ':' in host else host}:{bound}/metrics")
+    log.say(f"metrics on http://{f'[{host}]' if ':' in host else host}:{bound}/metrics")
 
 
 def watch(limits: CallLimits, turn: DeviceTurn, sessions: Sized = ()) -> None:

@@ -19,14 +19,14 @@ import threading
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftError
 from colocated_wire.functions import UnloadedFunction, name_of
-from colocated_wire.worker import explain as worker_explain
-from colocated_wire.worker import metrics as worker_metrics
+from colocated_wire.worker import metrics
 from colocated_wire.worker.errors import (
     failed_precondition,
     invalid_argument,
     not_found,
     permission_denied,
 )
+from colocated_wire.worker.explain import same_function, say_miss
 from colocated_wire.worker.inputs import InputCheck, input_check
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.requests import header_minor_version
@@ -69,18 +69,18 @@ class ProgramCache:
             found = self._programs.get(digest)
             if found is not None:
                 self._programs.move_to_end(digest)
-        worker_metrics.program_lookup(found is not None)
+        metrics.program_lookup(found is not None)
         if found is None:
             found = lift(digest, bytes(data), version, self.policy)
             with self._lock:
                 cached = self._programs.values()
-                earlier = worker_explain.same_function(found, cached) if self.explain else []
+                earlier = same_function(found, cached) if self.explain else []
                 self._programs[digest] = found
                 while len(self._programs) > self.capacity:
                     self._programs.popitem(last=False)
-                    worker_metrics.PROGRAM_CACHE_EVICTIONS.inc()
+                    metrics.PROGRAM_CACHE_EVICTIONS.inc()
             if earlier:
-                worker_explain.say_miss(found, earlier, self.policy.allow_pickle)
+                say_miss(found, earlier, self.policy.allow_pickle)
         return within(found, version)
 
     def get(self, digest: bytes, version: int) -> LoadedProgram:
@@ -89,7 +89,7 @@ class ProgramCache:
             found = self._programs.get(digest)
             if found is not None:
                 self._programs.move_to_end(digest)
-        worker_metrics.program_lookup(found is not None)
+        metrics.program_lookup(found is not None)
         if found is None:
             raise not_found(
                 f"program handle {digest.hex()[:16]}… is not loaded on this worker (never loaded,"

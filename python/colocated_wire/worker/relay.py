@@ -31,6 +31,7 @@ import asyncio
 import threading
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import grpc
 import grpc.aio
@@ -40,7 +41,10 @@ from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.worker import held_stream, topology
 from colocated_wire.worker.errors import Refused
 from colocated_wire.worker.held_stream import HeldStream
-from colocated_wire.worker.main import MAX_MESSAGE_BYTES
+from colocated_wire.worker.limits import MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from colocated_wire.worker.state import WorkerState
 
 _SERVICE = service_pb2.DESCRIPTOR.services_by_name["ColocatedWorkerService"]
 # Method paths as gRPC writes them, from the generated service descriptor.
@@ -76,12 +80,14 @@ def read_relay_request(data: bytes) -> service_pb2.RelayRequest | str:
         return f"not a RelayRequest: {e}"
 
 
-def serve(service, requests: Iterator[service_pb2.RelayRequest | str], context) -> Iterator[bytes]:
-    """The servicer's Relay (worker_service.ColocatedWorker): RelayResponse bytes as the
-    children answer, until the controller half-closes and every child session has ended
-    (OK), the stream breaks, or the worker drains (UNAVAILABLE). Refused as a session is
-    when every session place is taken, or when the worker serves no relays."""
-    return held_stream.serve(service, Relay(service, context, requests), context)
+def serve(
+    state: WorkerState, requests: Iterator[service_pb2.RelayRequest | str], context
+) -> Iterator[bytes]:
+    """Relay: RelayResponse bytes as the children answer, until the controller half-closes
+    and every child session has ended (OK), the stream breaks, or the worker drains
+    (UNAVAILABLE). Refused as a session is when every session place is taken, or when the
+    worker serves no relays."""
+    return held_stream.serve(state, Relay(state, context, requests), context)
 
 
 class ChildSession:
@@ -196,8 +202,8 @@ class Relay(HeldStream):
     draining = "the worker is shutting down: its relay ended after its children's current calls"
     reader_name = "colocated-wire-relay"
 
-    def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
-        super().__init__(service, context, requests)
+    def __init__(self, state: WorkerState, context: grpc.ServicerContext, requests: Iterator):
+        super().__init__(state, context, requests)
         self._loop = relay_loop()
         self._targets: dict[int, str] = {}  # the reader's
         self._members: dict[str, Member] = {}  # the loop's, from here on
@@ -209,7 +215,7 @@ class Relay(HeldStream):
         self._closed = False  # the children's sessions were half-closed: no more opens
 
     def admit(self) -> None:
-        if not self._service.relays:
+        if not self._state.relays:
             raise Refused(grpc.StatusCode.UNIMPLEMENTED, "this worker serves no relays")
 
     # The reader's side.
@@ -281,7 +287,7 @@ class Relay(HeldStream):
             old.close()  # the controller has moved on from it: it ended, or it ends now
         member = self._members.get(target)
         if member is None:
-            member = Member(target, self._service.relay_credentials)
+            member = Member(target, self._state.relay_credentials)
             self._members[target] = member
         session = ChildSession(self, child, number, member)
         self._sessions[child] = session
@@ -370,7 +376,7 @@ class Relay(HeldStream):
     def _over(self) -> bool:
         if self._gone or self._failed is not None:
             return True
-        ending = self._read_all or self._service.limits.draining
+        ending = self._read_all or self._state.limits.draining
         return ending and self._closed and self._open == 0
 
     def stop(self) -> None:

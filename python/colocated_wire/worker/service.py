@@ -19,8 +19,7 @@ import grpc
 
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.negotiate import VersionMismatchError, VersionRange, negotiate_version
-from colocated_wire.worker import log as worker_log
-from colocated_wire.worker import metrics as worker_metrics
+from colocated_wire.worker import log, metrics
 from colocated_wire.worker.compression import CompressedWhenAsked
 from colocated_wire.worker.errors import Refused, invalid_argument
 from colocated_wire.worker.execute import check_version, execute
@@ -39,9 +38,9 @@ from colocated_wire.worker.requests import (
     read_sharded_request,
 )
 from colocated_wire.worker.runtime import worker_runtime
-from colocated_wire.worker.session import Sessions
 from colocated_wire.worker.session import serve as serve_session
 from colocated_wire.worker.sharded import serve as serve_sharded
+from colocated_wire.worker.state import WorkerState
 from colocated_wire.worker.topology import get_topology
 
 
@@ -58,22 +57,15 @@ class ColocatedWorker:
         relays: bool = True,
         relay_credentials: grpc.ChannelCredentials | None = None,
     ):
-        self.policy = policy
-        self.limits = CallLimits() if limits is None else limits
-        self.programs = ProgramCache(policy) if programs is None else programs
-        self.progress = Progress() if progress is None else progress
-        self.sessions = Sessions(max_sessions)
-        # A worker serving TLS relays only with credentials for the others (worker/tls.py).
-        self.relays = relays and max_sessions > 0
-        self.relay_credentials = relay_credentials
-        # A drain ends each session after its current call: an idle one must not hold it up.
-        self.limits.on_drain(self.sessions.drain)
+        self.state = WorkerState.make(
+            policy, limits, programs, progress, max_sessions, relays, relay_credentials
+        )
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
         if isinstance(request, Refused):
             context.abort(request.code, request.message)
         client = VersionRange(request.client.min_version, request.client.max_version)
-        server = self.policy.versions
+        server = self.state.policy.versions
         try:
             version = negotiate_version(client, server)
         except VersionMismatchError as e:
@@ -87,20 +79,20 @@ class ColocatedWorker:
             version=version,
             # So that a client keeps its own calls within them, rather than be refused.
             limits=service_pb2.WorkerLimits(
-                max_concurrent_calls=self.limits.max_calls,
-                max_inflight_bytes=self.limits.max_bytes,
+                max_concurrent_calls=self.state.limits.max_calls,
+                max_inflight_bytes=self.state.limits.max_bytes,
             ),
-            sessions=self.sessions.limit > 0,  # --max-sessions 0: as a worker without them
-            relays=self.relays,
+            sessions=self.state.sessions.limit > 0,  # --max-sessions 0: as a worker without them
+            relays=self.state.relays,
             runtime=worker_runtime(),
         )
 
     def LoadProgram(self, call: ExecuteCall | Refused, context):  # noqa: N802
         def load(call: ExecuteCall) -> service_pb2.LoadProgramResponse:
-            check_version(call.version, self.policy)
+            check_version(call.version, self.state.policy)
             if call.program is None:
                 raise invalid_argument("program: the request carries no program")
-            loaded = self.programs.load(call.program, call.version)
+            loaded = self.state.programs.load(call.program, call.version)
             return service_pb2.LoadProgramResponse(
                 handle=service_pb2.ProgramHandle(digest=loaded.digest)
             )
@@ -108,7 +100,9 @@ class ColocatedWorker:
         return self.answer(call, context, load)
 
     def Execute(self, call: ExecuteCall | Refused, context):  # noqa: N802
-        return self.answer(call, context, lambda c: execute(c, self.policy, self.programs, context))
+        return self.answer(
+            call, context, lambda c: execute(c, self.state.policy, self.state.programs, context)
+        )
 
     def answer(self, call: ExecuteCall | Refused, context, work: Callable[[ExecuteCall], object]):
         """Runs `work` within the limits; a Refused (or a bug) becomes the call's status."""
@@ -116,17 +110,17 @@ class ColocatedWorker:
 
         def on_end() -> None:  # gRPC has seen the call end: said so when the work still runs
             if not answered:
-                worker_log.say("a call ended before its answer")
+                log.say("a call ended before its answer")
 
         context.add_callback(on_end)
         try:
             if isinstance(call, Refused):
                 raise call
-            with self.limits.admit(call.size), self.progress.track(context):
+            with self.state.limits.admit(call.size), self.state.progress.track(context):
                 return work(call)
         except Refused as e:
             if e.code == grpc.StatusCode.CANCELLED:
-                worker_log.say(f"{e.message}; its work stopped")
+                log.say(f"{e.message}; its work stopped")
             context.abort(e.code, e.message)
         except Exception as e:  # noqa: BLE001 - a bug here must still answer the call
             traceback.print_exc(file=sys.stderr)
@@ -159,19 +153,19 @@ def handlers(service: ColocatedWorker, compression: str = "none") -> grpc.Generi
             response_serializer=service_pb2.GetTopologyResponse.SerializeToString,
         ),
         "ExecuteSharded": grpc.stream_stream_rpc_method_handler(
-            lambda requests, context: serve_sharded(service, requests, context),
+            lambda requests, context: serve_sharded(service.state, requests, context),
             # Both ways as bytes: a chunk's data is copied once each way (worker/requests.py,
             # worker/responses.py).
             request_deserializer=read_sharded_request,
         ),
         "Session": grpc.stream_stream_rpc_method_handler(
-            lambda requests, context: serve_session(service, requests, context),
+            lambda requests, context: serve_session(service.state, requests, context),
             # As ExecuteSharded's: a chunk's data is copied once each way.
             request_deserializer=read_session_request,
         ),
         "Relay": grpc.stream_stream_rpc_method_handler(
-            lambda requests, context: serve_relay(service, requests, context),
+            lambda requests, context: serve_relay(service.state, requests, context),
             request_deserializer=read_relay_request,
         ),
     }
-    return CompressedWhenAsked(WORKER_SERVICE, worker_metrics.observed(methods), compression)
+    return CompressedWhenAsked(WORKER_SERVICE, metrics.observed(methods), compression)

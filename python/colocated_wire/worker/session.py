@@ -35,24 +35,21 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import grpc
 
-from colocated_wire.worker import affinity as worker_affinity
-from colocated_wire.worker import held_stream
-from colocated_wire.worker import metrics as worker_metrics
+from colocated_wire.worker import affinity, held_stream, metrics
 from colocated_wire.worker.call_context import CallContext
 from colocated_wire.worker.device_turn import TURN
 from colocated_wire.worker.errors import (
     Refused,
     cancelled,
     invalid_argument,
-    resource_exhausted,
 )
 from colocated_wire.worker.execute import check_active, output_specs_payload
 from colocated_wire.worker.held_stream import HeldStream
 from colocated_wire.worker.job import run_named
-from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS
 from colocated_wire.worker.requests import (
     SessionCallView,
     SessionRequestView,
@@ -69,17 +66,20 @@ from colocated_wire.worker.sharded import (
     run_sharded,
 )
 
+if TYPE_CHECKING:
+    from colocated_wire.worker.state import WorkerState
+
 # The most output bytes one SessionResponse carries: an answer this small is one message.
 ANSWER_BYTES = 4 * OUTPUT_CHUNK_BYTES
 _END = ShardedRequest(part="end")
 
 
-def serve(service, requests: Iterator[SessionRequestView], context) -> Iterator[bytes]:
-    """The servicer's Session (worker_service.ColocatedWorker): SessionResponse bytes, each
-    call's answer in turn, until the client half-closes (OK), the stream breaks, or the
-    worker drains (UNAVAILABLE, after the current call). A session beyond --max-sessions is
-    refused before it reads anything (RESOURCE_EXHAUSTED; UNIMPLEMENTED with none)."""
-    return held_stream.serve(service, Session(service, context, requests), context)
+def serve(state: WorkerState, requests: Iterator[SessionRequestView], context) -> Iterator[bytes]:
+    """Session: SessionResponse bytes, each call's answer in turn, until the client
+    half-closes (OK), the stream breaks, or the worker drains (UNAVAILABLE, after the
+    current call). A session beyond --max-sessions is refused before it reads anything
+    (RESOURCE_EXHAUSTED; UNIMPLEMENTED with none)."""
+    return held_stream.serve(state, Session(state, context, requests), context)
 
 
 class Call:
@@ -108,8 +108,8 @@ class Session(HeldStream):
     draining = "the worker is shutting down and takes no new calls"
     reader_name = "colocated-wire-session"
 
-    def __init__(self, service, context: grpc.ServicerContext, requests: Iterator):
-        super().__init__(service, context, requests)
+    def __init__(self, state: WorkerState, context: grpc.ServicerContext, requests: Iterator):
+        super().__init__(state, context, requests)
         self._pending: deque[Call] = deque()
         self._running: Call | None = None
         self._last_id = -1
@@ -179,7 +179,7 @@ class Session(HeldStream):
     def next_call(self) -> Call | None:
         """The next call to run, once there is one; None when the session ends: the client
         half-closed, the stream broke or was refused, or the worker drains."""
-        limits = self._service.limits
+        limits = self._state.limits
         with self._changed:
             self._running = None
             while True:
@@ -209,7 +209,7 @@ class Session(HeldStream):
             if self._stream.is_active():
                 yield session_status(call.id, code.value[0], message)
             else:
-                code = worker_metrics.status(self._stream, grpc.StatusCode.CANCELLED)
+                code = metrics.status(self._stream, grpc.StatusCode.CANCELLED)
         except GeneratorExit:  # gRPC dropped the stream: its client cancelled it
             code = grpc.StatusCode.CANCELLED
             raise
@@ -220,23 +220,23 @@ class Session(HeldStream):
             yield session_status(call.id, code.value[0], message)
         finally:
             context.close()
-            worker_metrics.session_call_ended(code, time.perf_counter() - call.read_at)
+            metrics.session_call_ended(code, time.perf_counter() - call.read_at)
 
     def _run(self, call: Call) -> Iterator[bytes]:
         """ExecuteSharded's code path on the call's requests, within the worker's limits; the
         last part leaves once the call's slot is free."""
-        service, context, view = self._service, call.context, call.view
+        state, context, view = self._state, call.context, call.view
         requests = call_requests(view)
         job_call_id = view.job_call_id or None
         last = None
         with (
-            service.limits.admit(0) as slot,
-            service.progress.track(context),
-            worker_affinity.spread(),
+            state.limits.admit(0) as slot,
+            state.progress.track(context),
+            affinity.spread(),
         ):
             name, result, version = run_sharded(
                 iter(requests),
-                lambda start: resolve(service, start),
+                lambda start: resolve(state, start),
                 slot.reserve,
                 lambda step: check_active(context, step),
                 lambda devices, launch, wait: run_named(
@@ -318,59 +318,3 @@ def answer_parts(
             part.append(chunk)
             size += nbytes
     yield session_answer(call_id, specs, part, end=True, specs_as_before=as_before)
-
-
-class Sessions:
-    """The sessions open on the worker, relays (worker/relay.py) among them: at most `limit`
-    at once (--max-sessions), since each holds one of the server's threads for as long as it
-    is open, idle or not (the pool has one thread for each place: worker/main.py); and so
-    that a drain ends each after its current call."""
-
-    def __init__(self, limit: int = DEFAULT_MAX_SESSIONS) -> None:
-        if limit < 0:
-            raise ValueError(f"the session limit must be at least 0, not {limit}")
-        self.limit = limit
-        self._changed = threading.Condition()
-        self._open: set[Session] = set()
-
-    def open(self, session: HeldStream) -> None:
-        """Takes a place for `session`; raises Refused at once when every place is taken
-        (RESOURCE_EXHAUSTED), or when the worker serves no sessions (UNIMPLEMENTED, as a
-        worker without the method answers). Every open is followed by a close."""
-        with self._changed:
-            if self.limit == 0:
-                raise Refused(
-                    grpc.StatusCode.UNIMPLEMENTED,
-                    "this worker serves no sessions (--max-sessions 0); call ExecuteSharded",
-                )
-            if len(self._open) >= self.limit:
-                sessions = "session" if self.limit == 1 else "sessions"
-                raise resource_exhausted(
-                    f"this worker serves at most {self.limit} {sessions} at once"
-                    " (--max-sessions); call ExecuteSharded"
-                )
-            self._open.add(session)
-
-    def close(self, session: HeldStream) -> None:
-        """Gives back the place `session` took."""
-        with self._changed:
-            self._open.discard(session)
-            self._changed.notify_all()
-
-    def __len__(self) -> int:
-        with self._changed:
-            return len(self._open)
-
-    def wait_at_most(self, count: int, timeout: float | None = None) -> bool:
-        """Waits until at most `count` sessions are open; False if `timeout` seconds pass
-        first."""
-        with self._changed:
-            return self._changed.wait_for(lambda: len(self._open) <= count, timeout=timeout)
-
-    def drain(self) -> None:
-        """Wakes every session (the worker's drain has begun): an idle one ends at once, a
-        busy one after its call."""
-        with self._changed:
-            sessions = list(self._open)
-        for session in sessions:
-            session.wake()

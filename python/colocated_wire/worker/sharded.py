@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import jax
@@ -26,7 +26,7 @@ import numpy as np
 
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.decode import Program
-from colocated_wire.worker import affinity as worker_affinity
+from colocated_wire.worker import affinity
 from colocated_wire.worker.arrays import (
     Index,
     assemble,
@@ -51,6 +51,9 @@ from colocated_wire.worker.job import held_here, own_shards, run_together
 from colocated_wire.worker.requests import ChunkView, ShardedRequest
 from colocated_wire.worker.responses import SHARDED_END, sharded_chunk, sharded_specs
 
+if TYPE_CHECKING:
+    from colocated_wire.worker.state import WorkerState
+
 # The largest chunk the worker takes, and the size of the chunks it sends.
 MAX_CHUNK_BYTES = 4 << 20
 OUTPUT_CHUNK_BYTES = 1 << 20
@@ -64,19 +67,19 @@ Reserve = Callable[[int], None]
 Together = Callable[[Sequence[jax.Device], Callable[[], Any], Callable[[Any], Any]], Any]
 
 
-def serve(service, requests, context) -> Iterator[bytes]:
-    """The servicer's ExecuteSharded (worker_service.ColocatedWorker): admitted against the
+def serve(state: WorkerState, requests, context) -> Iterator[bytes]:
+    """ExecuteSharded: admitted against the
     worker's limits for the whole stream, each shard's bytes counted as its buffer is made;
     a refusal becomes the call's status."""
     try:
         with (
-            service.limits.admit(0) as slot,
-            service.progress.track(context),
-            worker_affinity.spread(),
+            state.limits.admit(0) as slot,
+            state.progress.track(context),
+            affinity.spread(),
         ):
             yield from execute_sharded(
                 requests,
-                lambda start: resolve(service, start),
+                lambda start: resolve(state, start),
                 slot.reserve,
                 lambda step: check_active(context, step),
                 # A job's members run it together, each in its turn (worker/device_turn.py).
@@ -91,13 +94,13 @@ def serve(service, requests, context) -> Iterator[bytes]:
         context.abort(grpc.StatusCode.INTERNAL, f"the worker failed: {type(e).__name__}: {e}")
 
 
-def resolve(service, start: service_pb2.ExecuteStart) -> tuple[str, Program]:
+def resolve(state: WorkerState, start: service_pb2.ExecuteStart) -> tuple[str, Program]:
     """The program `start` names, by handle (NOT_FOUND if unknown) or by payload."""
-    check_version(start.version, service.policy)
+    check_version(start.version, state.policy)
     if start.HasField("handle"):
-        loaded = service.programs.get(start.handle.digest, start.version)
+        loaded = state.programs.get(start.handle.digest, start.version)
     elif start.HasField("program"):
-        loaded = service.programs.load(start.program.SerializeToString(), start.version)
+        loaded = state.programs.load(start.program.SerializeToString(), start.version)
     else:
         raise invalid_argument("start: carries neither a program nor a handle")
     return loaded.name, loaded.program
