@@ -40,7 +40,7 @@ from google.protobuf.message import DecodeError
 from colocated_wire._gen.colocated.v1 import service_pb2
 from colocated_wire.worker import held_stream, topology
 from colocated_wire.worker.errors import Refused
-from colocated_wire.worker.held_stream import HeldStream
+from colocated_wire.worker.held_stream import Change, HeldStream
 from colocated_wire.worker.limits import MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ _SERVICE = service_pb2.DESCRIPTOR.services_by_name["ColocatedWorkerService"]
 SESSION_METHOD = f"/{_SERVICE.full_name}/{_SERVICE.methods_by_name['Session'].name}"
 TOPOLOGY_METHOD = f"/{_SERVICE.full_name}/{_SERVICE.methods_by_name['GetTopology'].name}"
 _CLOSE = object()  # ends a child session's requests: a half-close
+# The UNAVAILABLE status of a relay a drain ends, and the refusal of a worker without relays.
+DRAINING = "the worker is shutting down: its relay ended after its children's current calls"
+NO_RELAYS = "this worker serves no relays"
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -87,7 +90,9 @@ def serve(
     and every child session has ended (OK), the stream breaks, or the worker drains
     (UNAVAILABLE). Refused as a session is when every session place is taken, or when the
     worker serves no relays."""
-    return held_stream.serve(state, Relay(state, context, requests), context)
+    held = HeldStream(state, context, requests, DRAINING, "colocated-wire-relay")
+    refused = None if state.relays else Refused(grpc.StatusCode.UNIMPLEMENTED, NO_RELAYS)
+    return held_stream.serve(held, Relay(held), context, refused)
 
 
 class ChildSession:
@@ -195,15 +200,13 @@ class Member:
         return grpc.StatusCode.FAILED_PRECONDITION, detail
 
 
-class Relay(HeldStream):
-    """One relay stream: a thread reads the controller's requests and hands their messages to
-    the loop, which forwards them and collects the answers; the stream's thread sends them."""
+class Relay:
+    """One relay stream (a StreamKind): a thread reads the controller's requests and hands
+    their messages to the loop, which forwards them and collects the answers; the stream's
+    thread sends them."""
 
-    draining = "the worker is shutting down: its relay ended after its children's current calls"
-    reader_name = "colocated-wire-relay"
-
-    def __init__(self, state: WorkerState, context: grpc.ServicerContext, requests: Iterator):
-        super().__init__(state, context, requests)
+    def __init__(self, held: HeldStream):
+        self._held = held
         self._loop = relay_loop()
         self._targets: dict[int, str] = {}  # the reader's
         self._members: dict[str, Member] = {}  # the loop's, from here on
@@ -214,20 +217,13 @@ class Relay(HeldStream):
         ] = []
         self._closed = False  # the children's sessions were half-closed: no more opens
 
-    def admit(self) -> None:
-        if not self._state.relays:
-            raise Refused(grpc.StatusCode.UNIMPLEMENTED, "this worker serves no relays")
-
     # The reader's side.
 
-    def _take(self, request: service_pb2.RelayRequest | str, count: int) -> bool:
+    def take(self, request: service_pb2.RelayRequest | str, count: int) -> bool:
         problem = self._hand_over(request, count)
         if problem is not None:
-            self._fail(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            self._held.fail(grpc.StatusCode.INVALID_ARGUMENT, problem)
         return problem is None
-
-    def _read_ended(self) -> None:
-        self._close_children()
 
     def _hand_over(self, request: service_pb2.RelayRequest | str, count: int) -> str | None:
         """Takes the children a request names and hands its messages to the loop; what is
@@ -278,7 +274,7 @@ class Relay(HeldStream):
                 session.send(message)
 
     def _open_session(self, child: int, number: int, target: str) -> ChildSession | None:
-        with self._changed:
+        with self._held.changed:
             if self._closed:
                 return None
             self._open += 1
@@ -287,7 +283,7 @@ class Relay(HeldStream):
             old.close()  # the controller has moved on from it: it ended, or it ends now
         member = self._members.get(target)
         if member is None:
-            member = Member(target, self._state.relay_credentials)
+            member = Member(target, self._held.state.relay_credentials)
             self._members[target] = member
         session = ChildSession(self, child, number, member)
         self._sessions[child] = session
@@ -297,24 +293,24 @@ class Relay(HeldStream):
         item = service_pb2.RelayedMessage(
             child=session.child, session=session.number, message=message
         )
-        with self._changed:
+        with self._held.changed:
             self._out.append(item)
-            self._changed.notify_all()
+            self._held.changed.notify_all()
 
     def taken(self, session: ChildSession) -> None:
         item = service_pb2.RelayedTaken(child=session.child, session=session.number)
-        with self._changed:
+        with self._held.changed:
             self._out.append(item)
-            self._changed.notify_all()
+            self._held.changed.notify_all()
 
     def ended(self, session: ChildSession, code: grpc.StatusCode, details: str) -> None:
         status = service_pb2.CallStatus(code=code.value[0], message=details)
         item = service_pb2.RelayedEnd(child=session.child, session=session.number, status=status)
         session.ended = True
-        with self._changed:
+        with self._held.changed:
             self._open -= 1
             self._out.append(item)
-            self._changed.notify_all()
+            self._held.changed.notify_all()
 
     def _each_session(self, act: Callable[[ChildSession], None]) -> None:
         for session in list(self._sessions.values()):
@@ -329,26 +325,23 @@ class Relay(HeldStream):
 
     # Any thread's side.
 
-    def _on_failed(self) -> None:
-        self._cancel_children()
-
-    def _on_gone(self) -> None:
-        """The children's sessions are cancelled (after a good end, every one has ended)."""
-        self._cancel_children()
-
-    def wake(self) -> None:
-        """The worker drains: the children's sessions are half-closed, so that the relay ends
-        once their current calls are answered."""
-        self._close_children()
+    def changed(self, change: Change) -> None:
+        """A failed stream, or one no one hears, cancels the children's sessions (after a
+        good end, every one has ended); once the reader has stopped, or the worker drains,
+        they are half-closed, so that the relay ends once their current calls are answered."""
+        if change in (Change.FAILED, Change.GONE):
+            self._cancel_children()
+        else:
+            self._close_children()
 
     def _close_children(self) -> None:
-        with self._changed:
+        with self._held.changed:
             self._closed = True
-            self._changed.notify_all()
+            self._held.changed.notify_all()
         self._loop.call_soon_threadsafe(self._each_session, ChildSession.close)
 
     def _cancel_children(self) -> None:
-        with self._changed:
+        with self._held.changed:
             self._closed = True
         self._loop.call_soon_threadsafe(self._each_session, ChildSession.cancel)
 
@@ -357,10 +350,10 @@ class Relay(HeldStream):
     def responses(self) -> Iterator[bytes]:
         """Whatever the children answered, a message at a time, until the relay ends."""
         while True:
-            with self._changed:
+            with self._held.changed:
                 while not self._out and not self._over():
-                    self._changed.wait()
-                if self._gone or self._failed is not None or not self._out:
+                    self._held.changed.wait()
+                if self._held.gone or self._held.failed is not None or not self._out:
                     return
                 out, self._out = self._out, []
             response = service_pb2.RelayResponse()
@@ -374,9 +367,10 @@ class Relay(HeldStream):
             yield response.SerializeToString()
 
     def _over(self) -> bool:
-        if self._gone or self._failed is not None:
+        held = self._held
+        if held.gone or held.failed is not None:
             return True
-        ending = self._read_all or self._state.limits.draining
+        ending = held.read_all or held.state.limits.draining
         return ending and self._closed and self._open == 0
 
     def stop(self) -> None:

@@ -48,7 +48,7 @@ from colocated_wire.worker.errors import (
     invalid_argument,
 )
 from colocated_wire.worker.execute import check_active, output_specs_payload
-from colocated_wire.worker.held_stream import HeldStream
+from colocated_wire.worker.held_stream import Change, HeldStream
 from colocated_wire.worker.job import run_named
 from colocated_wire.worker.requests import (
     SessionCallView,
@@ -69,6 +69,8 @@ from colocated_wire.worker.sharded import (
 if TYPE_CHECKING:
     from colocated_wire.worker.state import WorkerState
 
+# The UNAVAILABLE status of a session a drain ends.
+DRAINING = "the worker is shutting down and takes no new calls"
 # The most output bytes one SessionResponse carries: an answer this small is one message.
 ANSWER_BYTES = 4 * OUTPUT_CHUNK_BYTES
 _END = ShardedRequest(part="end")
@@ -79,7 +81,8 @@ def serve(state: WorkerState, requests: Iterator[SessionRequestView], context) -
     half-closes (OK), the stream breaks, or the worker drains (UNAVAILABLE, after the
     current call). A session beyond --max-sessions is refused before it reads anything
     (RESOURCE_EXHAUSTED; UNIMPLEMENTED with none)."""
-    return held_stream.serve(state, Session(state, context, requests), context)
+    held = HeldStream(state, context, requests, DRAINING, "colocated-wire-session")
+    return held_stream.serve(held, Session(held), context)
 
 
 class Call:
@@ -102,14 +105,12 @@ class Call:
         self.read_at = time.perf_counter()  # a call's latency counts from when it is read
 
 
-class Session(HeldStream):
-    """One session's calls: a thread reads them into a queue, the stream's thread runs them."""
+class Session:
+    """One session's calls (a StreamKind): a thread reads them into a queue, the stream's
+    thread runs them."""
 
-    draining = "the worker is shutting down and takes no new calls"
-    reader_name = "colocated-wire-session"
-
-    def __init__(self, state: WorkerState, context: grpc.ServicerContext, requests: Iterator):
-        super().__init__(state, context, requests)
+    def __init__(self, held: HeldStream):
+        self._held = held
         self._pending: deque[Call] = deque()
         self._running: Call | None = None
         self._last_id = -1
@@ -122,7 +123,7 @@ class Session(HeldStream):
 
     # The reader's side.
 
-    def _take(self, request: SessionRequestView, count: int) -> bool:
+    def take(self, request: SessionRequestView, count: int) -> bool:
         """Queues a call or cancels one; False when the request ends the session."""
         if request.part == "call":
             self._queue(request.call.id, request.call, None)
@@ -133,7 +134,7 @@ class Session(HeldStream):
             self._queue(request.call_id, None, refusal)
         else:
             problem = request.problem if request.part == "invalid" else "neither a call nor cancel"
-            self._fail(grpc.StatusCode.INVALID_ARGUMENT, f"request {count}: {problem}")
+            self._held.fail(grpc.StatusCode.INVALID_ARGUMENT, f"request {count}: {problem}")
             return False
         return True
 
@@ -147,13 +148,13 @@ class Session(HeldStream):
         self._last_id = max(self._last_id, call_id)
         timeout = min(view.timeout_ms / 1000, threading.TIMEOUT_MAX) if view is not None else 0
         deadline = now + timeout if timeout else None
-        call = Call(call_id, view, CallContext(self._stream, deadline), refusal)
-        with self._changed:
+        call = Call(call_id, view, CallContext(self._held.context, deadline), refusal)
+        with self._held.changed:
             self._pending.append(call)
-            self._changed.notify_all()
+            self._held.changed.notify_all()
 
     def _cancel(self, call_id: int) -> None:
-        with self._changed:
+        with self._held.changed:
             running = self._running
             if running is not None and running.id == call_id:
                 found = running
@@ -162,35 +163,36 @@ class Session(HeldStream):
         if found is not None:  # an id of a call answered, or never sent: nothing to stop
             found.context.cancel()
 
-    def _on_gone(self) -> None:
-        """The running call stops."""
-        with self._changed:
+    def changed(self, change: Change) -> None:
+        """When no one hears the stream any more, its running call stops; the other changes
+        the stream's thread sees by itself (HeldStream notifies it)."""
+        if change is not Change.GONE:
+            return
+        with self._held.changed:
             running = self._running
         if running is not None:
             running.context.end()
 
-    def wake(self) -> None:
-        """Makes the session look at the worker again: it drains."""
-        with self._changed:
-            self._changed.notify_all()
+    def stop(self) -> None:
+        """Nothing to stop: the calls ran on the stream's thread."""
 
     # The stream's side.
 
     def next_call(self) -> Call | None:
         """The next call to run, once there is one; None when the session ends: the client
         half-closed, the stream broke or was refused, or the worker drains."""
-        limits = self._state.limits
-        with self._changed:
+        limits = self._held.state.limits
+        with self._held.changed:
             self._running = None
             while True:
-                if self._gone:
+                if self._held.gone:
                     return None
                 if self._pending:  # while draining too: admission answers it UNAVAILABLE
                     self._running = self._pending.popleft()
                     return self._running
-                if self._read_all or self._failed is not None or limits.draining:
+                if self._held.read_all or self._held.failed is not None or limits.draining:
                     return None
-                self._changed.wait()
+                self._held.changed.wait()
 
     def answer(self, call: Call) -> Iterator[bytes]:
         """The call's answer: its parts, or the status that refuses it; counted as one
@@ -206,10 +208,10 @@ class Session(HeldStream):
             code = grpc.StatusCode.OK
         except Refused as e:
             code, message = self._status(call, e.code, e.message)
-            if self._stream.is_active():
+            if self._held.context.is_active():
                 yield session_status(call.id, code.value[0], message)
             else:
-                code = metrics.status(self._stream, grpc.StatusCode.CANCELLED)
+                code = metrics.status(self._held.context, grpc.StatusCode.CANCELLED)
         except GeneratorExit:  # gRPC dropped the stream: its client cancelled it
             code = grpc.StatusCode.CANCELLED
             raise
@@ -225,7 +227,7 @@ class Session(HeldStream):
     def _run(self, call: Call) -> Iterator[bytes]:
         """ExecuteSharded's code path on the call's requests, within the worker's limits; the
         last part leaves once the call's slot is free."""
-        state, context, view = self._state, call.context, call.view
+        state, context, view = self._held.state, call.context, call.view
         requests = call_requests(view)
         job_call_id = view.job_call_id or None
         last = None
