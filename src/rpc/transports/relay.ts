@@ -1,22 +1,15 @@
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { type Client, status } from "@grpc/grpc-js";
-import {
-  RelayChildSchema,
-  RelayedMessageSchema,
-  RelayRequestSchema,
-} from "../../../gen/es/colocated/v1/service_pb";
 import { ColocatedWorkerServiceService } from "../../../gen/ts/colocated/v1/service";
 import { DecodeError } from "../../errors";
 import { WorkerError } from "../errors";
+import { addRelayedMessage, childrenMessage } from "../messages/relay-request";
 import { readRelayResponse } from "../messages/relay-response";
 import { cancelMessage } from "../messages/session-request";
 import { type MemberSession, SessionCalls, type SessionReceiver } from "./session-calls";
 import { type Stream, WorkerStream } from "./worker-stream";
 
 const RELAY = ColocatedWorkerServiceService.relay.path;
-const REQUEST = RelayRequestSchema.field;
-const CHILD = RelayChildSchema.field;
-const MESSAGE = RelayedMessageSchema.field;
 
 /**
  * A controller's Relay stream to one member, carrying the sessions of the members it relays
@@ -78,16 +71,7 @@ export class RelayStream extends WorkerStream {
       this.batch = new BinaryWriter();
       process.nextTick(() => this.flush());
     }
-    this.batch
-      .tag(REQUEST.messages.number, WireType.LengthDelimited)
-      .fork()
-      .tag(MESSAGE.child.number, WireType.Varint)
-      .uint32(child)
-      .tag(MESSAGE.session.number, WireType.Varint)
-      .uint32(number)
-      .tag(MESSAGE.message.number, WireType.LengthDelimited)
-      .bytes(message)
-      .join();
+    addRelayedMessage(this.batch, child, number, message);
   }
 
   /** Ends the stream: the relay half-closes its children's sessions, their answers still come. */
@@ -108,18 +92,7 @@ export class RelayStream extends WorkerStream {
   protected override openStream(): Stream {
     this.flush(); // a batch meant for a stream that broke: its calls have failed
     const stream = super.openStream();
-    const children = new BinaryWriter();
-    this.children.forEach((target, child) => {
-      children
-        .tag(REQUEST.children.number, WireType.LengthDelimited)
-        .fork()
-        .tag(CHILD.child.number, WireType.Varint)
-        .uint32(child)
-        .tag(CHILD.target.number, WireType.LengthDelimited)
-        .string(target)
-        .join();
-    });
-    stream.write(children.finish());
+    stream.write(childrenMessage(this.children));
     return stream;
   }
 
