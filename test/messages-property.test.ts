@@ -8,12 +8,14 @@ import {
 } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import fc from "fast-check";
-import { SpecsPayloadSchema } from "../gen/es/colocated/v1/payload_pb";
+import { ProgramPayloadSchema, SpecsPayloadSchema } from "../gen/es/colocated/v1/payload_pb";
 import {
   ExecuteResponseSchema,
   ExecuteShardedRequestSchema,
   ExecuteShardedResponseSchema,
   ExecuteStartSchema,
+  GetTopologyResponseSchema,
+  LoadProgramRequestSchema,
   RelayRequestSchema,
   RelayResponseSchema,
   type SessionCall,
@@ -23,12 +25,14 @@ import {
   ShardChunkSchema,
 } from "../gen/es/colocated/v1/service_pb";
 import { readExecuteResponse } from "../src/rpc/messages/execute-response";
+import { loadRequest } from "../src/rpc/messages/load-program-request";
 import { addRelayedMessage, childrenMessage } from "../src/rpc/messages/relay-request";
 import { readRelayResponse } from "../src/rpc/messages/relay-response";
 import { callTail, cancelMessage, SessionCallTemplate } from "../src/rpc/messages/session-request";
 import { readSessionResponse } from "../src/rpc/messages/session-response";
 import { chunkMessage, END_MESSAGE } from "../src/rpc/messages/sharded-request";
 import { type ChunkView, readShardedResponse } from "../src/rpc/messages/sharded-response";
+import { readTopologyBytes } from "../src/rpc/messages/topology-response";
 import { ShardLayout } from "../src/rpc/sharded/shard-layout";
 
 // Every message written or read by hand (src/rpc/messages/) against protobuf-es's generated
@@ -138,6 +142,47 @@ function known(chunk: ShardChunk) {
 }
 
 describe("readers read what the generated encoder writes, unknown fields skipped", () => {
+  test("GetTopologyResponse: its numbers, and its devices' bytes as the encoder wrote them", () => {
+    const device = fc.record({
+      id: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+      processIndex: u32,
+      platform: fc.string({ maxLength: 8 }),
+      kind: fc.string({ maxLength: 8 }),
+      coords: fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 3 }),
+      u: unknown,
+    });
+    const response = fc.record({
+      processCount: u32,
+      processIndex: u32,
+      devices: fc.array(device, { maxLength: 4 }),
+      u: unknown,
+    });
+    fc.assert(
+      fc.property(response, (r) => {
+        const devices = r.devices.map((d) =>
+          message(GetTopologyResponseSchema.field.devices.message as never, d, d.u),
+        );
+        const init = { processCount: r.processCount, processIndex: r.processIndex, devices };
+        const bytes = toBinary(
+          GetTopologyResponseSchema,
+          message(GetTopologyResponseSchema, init, r.u),
+        );
+        const want = fromBinary(GetTopologyResponseSchema, bytes);
+        const got = readTopologyBytes(bytes);
+        expect([got.processCount, got.processIndex]).toEqual([
+          want.processCount,
+          want.processIndex,
+        ]);
+        // protobuf-es writes the unknown fields last: the devices lie together, as a worker's do.
+        const only = create(GetTopologyResponseSchema, { devices: want.devices });
+        expect(Buffer.from(got.devices ?? [])).toEqual(
+          Buffer.from(toBinary(GetTopologyResponseSchema, only)),
+        );
+      }),
+      RUNS,
+    );
+  });
+
   test("ExecuteShardedResponse", () => {
     const part = fc.oneof(
       specsPayload.map((value) => ({ case: "outputSpecs" as const, value })),
@@ -341,6 +386,25 @@ const shard = fc.array(fc.integer({ min: 1, max: 5 }), { maxLength: 3 }).chain((
 });
 
 describe("the generated decoder reads what the writers write", () => {
+  test("LoadProgramRequest: the version, and the program's bytes as they were given", () => {
+    const request = fc.record({
+      version: u32,
+      functionName: fc.string({ maxLength: 12 }),
+      u: unknown,
+    });
+    fc.assert(
+      fc.property(request, (r) => {
+        const program = message(ProgramPayloadSchema, { version: r.version }, r.u);
+        const bytes = loadRequest(r.version, toBinary(ProgramPayloadSchema, program));
+        const got = fromBinary(LoadProgramRequestSchema, bytes);
+        expect(got.version).toBe(r.version);
+        expect(got.program && equals(ProgramPayloadSchema, got.program, program)).toBe(true);
+        expect(got.program?.$unknown ?? []).toEqual(r.u);
+      }),
+      RUNS,
+    );
+  });
+
   test("ExecuteShardedRequest: a chunk (its data read in place), and the end", () => {
     fc.assert(
       fc.property(shard, u32, fc.boolean(), fc.nat(), fc.nat(), (s, leaf, named, a, b) => {

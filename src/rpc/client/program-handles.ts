@@ -1,15 +1,12 @@
 import { createHash } from "node:crypto";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { LoadProgramRequestSchema } from "../../../gen/es/colocated/v1/service_pb";
 import { ProgramPayload } from "../../../gen/ts/colocated/v1/payload";
 import { lowerProgramPayload } from "../../encode";
 import { DecodeError } from "../../errors";
 import type { Program } from "../../model/program";
+import { loadRequest } from "../messages/load-program-request";
 
 /** Programs whose handles a client remembers; past this, the least recently used is forgotten. */
 const MAX_REMEMBERED = 1024;
-
-const LOAD = LoadProgramRequestSchema.field;
 
 /**
  * A program as a client sends it at one version: its LoadProgramRequest's bytes, and the
@@ -91,13 +88,6 @@ export class ProgramHandles {
   forget(sent: SentProgram, handle: Promise<Uint8Array>): void {
     if (this.handles.get(sent.key) === handle) this.handles.delete(sent.key);
   }
-}
-
-/** A LoadProgramRequest of program bytes, written around them (version 0 left out, as protobuf does). */
-function loadRequest(version: number, program: Uint8Array): Uint8Array {
-  const writer = new BinaryWriter();
-  if (version !== 0) writer.tag(LOAD.version.number, WireType.Varint).uint32(version);
-  return writer.tag(LOAD.program.number, WireType.LengthDelimited).bytes(program).finish();
 }
 
 /** Checks that program bytes are a protobuf message (DecodeError otherwise). */

@@ -2,10 +2,10 @@ import { DecodeError } from "../../errors";
 import {
   checkProcessIndex,
   type JobDevice,
-  readTopologyBytes,
   type Topology,
   topologyOfBytes,
 } from "../client/topology";
+import { readTopologyBytes } from "../messages/topology-response";
 
 /**
  * Why workers are not one JAX job: `process-count` (their jobs have different process counts,

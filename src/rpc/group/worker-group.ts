@@ -3,7 +3,7 @@ import type { WorkerRuntime } from "../../../gen/ts/colocated/v1/service";
 import { decodeProgram } from "../../decode";
 import type { Program } from "../../model/program";
 import { type ConnectOptions, DEFAULT_DEADLINE_MS, type WorkerClient } from "../client/client";
-import { readTopologyBytes } from "../client/topology";
+import { readTopologyBytes } from "../messages/topology-response";
 import { newCallId } from "../sharded/call-id";
 import {
   type CheckedCall,
