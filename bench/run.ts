@@ -1,29 +1,30 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
-import { measureDecodeMemory } from "./decode-memory";
-import { measureDefaultScenario } from "./default-scenario";
-import { diffWanted, measureDiff } from "./diff";
-import { diffTargets } from "./diff-report";
-import { groupParts, runGroupSection } from "./group";
-import { groupMarkdown } from "./group-report";
-import { inspectorCases, inspectorMarkdown, runInspectorSection } from "./inspector";
-import { measureLimit } from "./limit";
-import { loadMarkdown, loadWanted, runLoadSection } from "./load";
-import { DEFAULT_POLICY, type Timing } from "./measure";
-import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./plan";
-import { plotSvg } from "./plot";
-import { measurePlugin, pluginRuns } from "./plugin";
-import { type PythonJob, runPython } from "./python";
+import { allCases, deviceIds } from "../test/support/scenarios";
+import { measureDecodeMemory } from "./codec/decode-memory";
+import { measureDefaultScenario } from "./codec/default-scenario";
+import { diffWanted, measureDiff } from "./codec/diff";
+import { diffTargets } from "./codec/diff-report";
+import { inspectorCases, inspectorMarkdown, runInspectorSection } from "./codec/inspector";
+import { measureLimit } from "./codec/limit";
+import { DEFAULT_MAX_JAX_DEVICES, type Group, planGroups, sidesOf } from "./codec/plan";
+import { plotSvg } from "./codec/plot";
+import { measurePlugin, pluginRuns } from "./codec/plugin";
+import { type PythonJob, runPython } from "./codec/python";
+import { markdownReport, readmeSummary } from "./codec/report";
+import type { CaseResult, JaxStartup, RunResults } from "./codec/results";
+import { checkTargets } from "./codec/targets";
+import { measureTypeScript, warmUpTypeScript } from "./codec/typescript-side";
+import { DEFAULT_POLICY, type Timing } from "./common/measure";
+import { reportDir, writeRawResults } from "./common/output";
+import { groupParts, runGroupSection } from "./group/group";
+import { groupMarkdown } from "./group/group-report";
+import { loadMarkdown, loadWanted, runLoadSection } from "./load/load";
 import { updateReadme } from "./readme";
-import { markdownReport, readmeSummary } from "./report";
-import type { CaseResult, JaxStartup, RunResults } from "./results";
-import { allCases, deviceIds } from "./scenarios";
-import { checkTargets } from "./targets";
-import { measureTypeScript, warmUpTypeScript } from "./typescript-side";
 
 /** `npm run bench`: every scenario and format in one run; see README.md, "Benchmarks". */
 
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     )
     .option(
       "--out <dir>",
-      "where results.json, results.md and plot.svg go (default bench/, or out/bench with --quick)",
+      "where each bench's reports go, a folder each (default bench/, or out/bench with --quick or --filter)",
     )
     .option(
       "--max-jax-devices <n>",
@@ -181,13 +182,13 @@ async function main(): Promise<void> {
   };
   run.targets = [...checkTargets(cases, run.decodeMemory), ...diffTargets(diff)];
   const report = markdownReport(run);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(path.join(outDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
+  const raw = writeRawResults(ROOT, "results", run);
+  const codecDir = reportDir(outDir, "codec");
   writeFileSync(
-    path.join(outDir, "results.md"),
+    path.join(codecDir, "results.md"),
     `# colocated-wire benchmark results\n\n${report}\n`,
   );
-  writeFileSync(path.join(outDir, "plot.svg"), plotSvg(cases));
+  writeFileSync(path.join(codecDir, "plot.svg"), plotSvg(cases));
   // Only a full run into bench/ stands for the project: the README shows that one.
   if (!partial && !options.out) updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
   console.log(report);
@@ -195,7 +196,7 @@ async function main(): Promise<void> {
   if (fanOut) console.log(`\n${groupMarkdown(fanOut)}`);
   if (inspector) console.log(`\n${inspectorMarkdown(inspector)}`);
   console.log(
-    `\nWrote results.json, results.md and plot.svg to ${outDir} (${run.meta.seconds} s).`,
+    `\nWrote results.md and plot.svg to ${codecDir}, the raw results to ${raw} (${run.meta.seconds} s).`,
   );
 
   const mismatches = run.crossCheck.filter((x) => !x.identical);

@@ -1,4 +1,4 @@
-import { pipeBothWays, tcpProxy } from "../bench/tcp-proxy";
+import { pipeBothWays, tcpProxy } from "./support/tcp-proxy";
 
 /**
  * gRPC calls (attempts, once gRPC retries) that crossed a proxy, read from the HTTP/2 frames:

@@ -6,13 +6,6 @@ import {
   type StatusObject,
   status,
 } from "@grpc/grpc-js";
-import {
-  FixedJob,
-  type FixedServer,
-  startFixedServers,
-  stopFixedServers,
-} from "../bench/group-fixed-service";
-import { groupCalls } from "../bench/group-programs";
 import { SessionResponseSchema } from "../gen/es/colocated/v1/service_pb";
 import {
   ColocatedWorkerServiceClient,
@@ -37,8 +30,15 @@ import {
 } from "../src";
 import { callInputs } from "../src/rpc";
 import { SCHEMA_MINOR_VERSION } from "../src/version";
+import {
+  FixedJob,
+  type FixedServer,
+  startFixedServers,
+  stopFixedServers,
+} from "./support/group-fixed-service";
+import { groupCalls } from "./support/group-programs";
 
-// Session on the fixed-answer members (bench/group-fixed-service.ts), driven as a raw bidi
+// Session on the fixed-answer members (test/support/group-fixed-service.ts), driven as a raw bidi
 // stream of bytes: each call answered in one message (or, past 4 MiB of outputs, in parts),
 // its status part when it fails or is cancelled, and GetVersion saying whether it serves it.
 

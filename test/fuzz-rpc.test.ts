@@ -24,7 +24,7 @@ const SESSIONS = 3;
 /**
  * An abandoned stream's deadline. grpc-js may cancel a stream it has just written to without
  * the worker ever hearing of it (grpcio's context stays active), so the worker holds such a
- * session's place until its deadline, as it holds an idle session's (bench/NOTES.md, wave 15).
+ * session's place until its deadline, as it holds an idle session's (docs/performance-journal.md, wave 15).
  */
 const ABANDONED_DEADLINE_MS = 3_000;
 /** `npm run fuzz`: how much the worker's resident size may grow over the run. */

@@ -1,14 +1,14 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildSpecs } from "../bench/build-specs";
-import { s2Cases } from "../bench/scenarios";
 import { encodeSpecs, NamedSharding, PartitionSpec, ShapeDtypeStruct, treeFlatten } from "../src";
 import { inspectorPage } from "../src/cli/inspect-page";
 import { diffPayloads } from "../src/diff/diff-payloads";
 import { formatDiff } from "../src/diff/format-diff";
 import { chromiumPage } from "./chromium-page";
 import { smallMesh } from "./fixtures";
+import { buildSpecs } from "./support/build-specs";
+import { s2Cases } from "./support/scenarios";
 
 // The inspector page given two payloads, in a real browser (Debian's Chromium, driven by
 // playwright-core, as test/inspector.test.ts): the diff's lines, A's tree with what differs

@@ -1,12 +1,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { buildSpecs } from "../bench/build-specs";
-import { s2Cases } from "../bench/scenarios";
 import { encodeSpecs } from "../src";
 import { inspectionJson, inspectorPage } from "../src/cli/inspect-page";
 import type { PayloadView } from "../src/inspector/view";
 import { chromiumPage } from "./chromium-page";
+import { buildSpecs } from "./support/build-specs";
+import { s2Cases } from "./support/scenarios";
 
 // The inspector page in a real browser (Debian's Chromium, driven by playwright-core): for every
 // vector and a few bad payloads, what the page shows must be what `inspect --json` says.

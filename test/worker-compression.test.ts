@@ -1,4 +1,3 @@
-import { countingProxy } from "../bench/load-proxy";
 import {
   DeviceList,
   FunctionRef,
@@ -9,6 +8,7 @@ import {
 } from "../src";
 import { type Compression, callInputs, WorkerClient } from "../src/rpc";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
+import { countingProxy } from "./support/load-proxy";
 
 // gRPC gzip, negotiated: the client asks for compressed responses, and the worker answers
 // compressed unless started with --compression none. A proxy between them counts the bytes that

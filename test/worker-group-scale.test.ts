@@ -1,21 +1,21 @@
 import { status } from "@grpc/grpc-js";
-import {
-  FixedJob,
-  type FixedServer,
-  startFixedServers,
-  stopFixedServers,
-} from "../bench/group-fixed-service";
-import { groupCalls } from "../bench/group-programs";
 import { ExecuteStart } from "../gen/ts/colocated/v1/service";
 import * as encode from "../src/encode";
 import { GroupTopologyError, MemberError, WorkerGroup } from "../src/rpc";
 import * as request from "../src/rpc/messages/sharded-request";
 import { ShardLayout } from "../src/rpc/sharded/shard-layout";
 import * as shardIndices from "../src/shard-indices";
+import {
+  FixedJob,
+  type FixedServer,
+  startFixedServers,
+  stopFixedServers,
+} from "./support/group-fixed-service";
+import { groupCalls } from "./support/group-programs";
 
 // What keeps a WorkerGroup's cost per member flat (issue 31), against fixed-answer members:
 // real gRPC servers in this process that answer as a job's workers would, from a fixed
-// topology, without JAX (bench/group-fixed-service.ts). Counts, never times.
+// topology, without JAX (test/support/group-fixed-service.ts). Counts, never times.
 
 const PROCESSES = 4;
 const DEVICES = 2;

@@ -56,7 +56,7 @@ export function mutateCall(call: RecordedCall, others: readonly Buffer[], rng: P
       return { ...base, requests, mutation: `a mutated copy of message ${i} inserted` };
     default:
       // After at least one message: a stream cancelled before its first one is held by the
-      // worker until its deadline (grpcio never sees that cancel; bench/NOTES.md, wave 15).
+      // worker until its deadline (grpcio never sees that cancel; docs/performance-journal.md, wave 15).
       return {
         ...base,
         requests: requests.slice(0, i + 1),

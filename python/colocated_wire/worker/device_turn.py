@@ -1,8 +1,9 @@
 """Functions over several devices launch their computations one call at a time, and at most
 CALLS_IN_FLIGHT such calls have computations in flight: XLA's CPU client cannot hang on them.
 
-Why (XLA's `xla/pjrt/cpu/cpu_client.cc`, names as in openxla/xla; bench/xla_cpu_deadlock.py
-reproduces it with plain JAX, and bench/NOTES.md has its runs on each supported jaxlib):
+Why (XLA's `xla/pjrt/cpu/cpu_client.cc`, names as in openxla/xla;
+bench/load/xla_cpu_deadlock.py reproduces it with plain JAX, and docs/performance-journal.md
+has its runs on each supported jaxlib):
 
 1. `PjRtCpuExecutable::Execute`, for a computation over several devices, first takes its place
    in one client-wide chain, on the calling thread under the client's mutex
@@ -21,7 +22,7 @@ reproduces it with plain JAX, and bench/NOTES.md has its runs on each supported 
    device's 32 slots are held by computations later in the chain than one whose task still
    waits for a slot, that computation never runs and neither do the 32: every call stops for
    good. Plain JAX, `x * scale + shift` over 8 CPU devices: 64 threads hang within a few
-   hundred calls (bench/xla_cpu_deadlock.py), 16 threads (at most 32 computations in flight)
+   hundred calls (bench/load/xla_cpu_deadlock.py), 16 threads (at most 32 computations in flight)
    never did.
 
 So only the launch must be serialized: a call that launches alone returns from each
@@ -173,9 +174,9 @@ class DeviceTurn:
 
 
 AUTO, ON, OFF = "auto", "on", "off"
-# The oldest jaxlib whose CPU client can hang: bench/xla_cpu_deadlock.py hung in every
+# The oldest jaxlib whose CPU client can hang: bench/load/xla_cpu_deadlock.py hung in every
 # unprotected run on 0.6.2 to 0.10.2, and in none on 0.4.38, 0.5.3, 0.6.0 or 0.6.1
-# (bench/xla_cpu_deadlock.md).
+# (bench/load/xla_cpu_deadlock.md).
 FIRST_WITH_THE_HANG = (0, 6, 2)
 
 

@@ -14,7 +14,7 @@ A small input on a CPU device goes as a copy through JAX's DLPack import
 instead. Both make the same array, but batched_device_put releases the GIL
 once and the DLPack import does not. With many calls at once, each release
 hands the GIL to another thread and back, which cost more than the work: the
-worker's CPU per call at 64 calls at once fell by about 13% (bench/NOTES.md).
+worker's CPU per call at 64 calls at once fell by about 13% (docs/performance-journal.md).
 The copy is the array's own memory (numpy refuses to export the request's
 read-only bytes, and a donating function may write into its input), so only
 inputs up to COPIED_BYTES take it.

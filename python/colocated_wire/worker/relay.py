@@ -3,26 +3,26 @@
 A controller of a large job pays for every connection it keeps, in what each costs to touch:
 with a thousand members, their streams', sockets' and HTTP/2 sessions' state no longer fits a
 core's cache, and a member's call cost the controller twice as much at 1,024 members as at 64
-(bench/NOTES.md, wave 13). With relays it keeps one stream per relaying member, each carrying
-the sessions of a few dozen members: the relaying member opens a Session to each child it is
-given (itself too), at once, once the child's GetTopology has shown it a process of the same
-JAX job (a relay dials the targets its controller names: it must not be a way to reach other
-services), and says which the children took, so that the controller knows at connect which
+(docs/performance-journal.md, wave 13). With relays it keeps one stream per relaying member,
+each carrying the sessions of a few dozen members: the relaying member opens a Session to each
+child it is given (itself too), at once, once the child's GetTopology has shown it a process of
+the same JAX job (a relay dials the targets its controller names: it must not be a way to reach
+other services), and says which the children took, so that the controller knows at connect which
 members serve one; it forwards each SessionRequest's bytes unread, so every child's worker
-checks and runs its calls as it would from the controller, and their answers go back as
-written. The relay reads no payload, so a newer schema's fields pass through it.
+checks and runs its calls as it would from the controller, and their answers go back as written.
+The relay reads no payload, so a newer schema's fields pass through it.
 
 The relay holds a serving thread for as long as it is open, as a session does, so it takes a
 session place (--max-sessions). A thread reads the controller's requests and hands each one's
 messages, at once, to an asyncio loop (one per worker, in a thread of its own) on which the
 children's sessions are grpc.aio calls: forwarding a message and reading an answer cost no
 thread hand-off of their own, where a call per child in gRPC's threaded API cost two a message
-(bench/NOTES.md, wave 14). The answers collect in one list, which the stream's thread sends,
-several answers a message when they come at once. A child's session that ends (its worker
-died, drained or refused it) is reported with its status, and a later message naming the
-child's next session opens another. When the controller half-closes, the children's sessions
-are half-closed and the relay ends once they have; a drain does the same and then ends the
-relay UNAVAILABLE; a cancel cancels them.
+(docs/performance-journal.md, wave 14). The answers collect in one list, which the stream's
+thread sends, several answers a message when they come at once. A child's session that ends (its
+worker died, drained or refused it) is reported with its status, and a later message naming the
+child's next session opens another. When the controller half-closes, the children's sessions are
+half-closed and the relay ends once they have; a drain does the same and then ends the relay
+UNAVAILABLE; a cancel cancels them.
 """
 
 from __future__ import annotations
