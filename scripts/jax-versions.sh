@@ -7,7 +7,7 @@
 #   scripts/jax-versions.sh 0.6.2      # only these (each must be in VERSIONS)
 #   scripts/jax-versions.sh --matrix-only   # only the cross-version matrix (below)
 #   scripts/jax-versions.sh --venv-only 0.6.2   # only build or reuse the venvs: each python
-#                                               # on stdout, one a line (bench/plugin-versions.ts)
+#                                               # on stdout, one a line (bench/codec/plugin-versions.ts)
 #
 # After the tests, the cross-version matrix (python/tests/cross_version.py): every
 # selected version writes its payloads, then every one reads all of them (lifts,
