@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 const START = "<!-- bench-results:start -->";
 const END = "<!-- bench-results:end -->";
 
-/** Puts a full run's summary between the README's markers, so the README carries the latest run. */
+/** Puts a full run's summary between docs/benchmarks.md's markers, so the page carries the latest run. */
 export function updateReadme(readmePath: string, summary: string): void {
   const text = readFileSync(readmePath, "utf8");
   const start = text.indexOf(START);

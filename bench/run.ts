@@ -26,7 +26,7 @@ import { groupMarkdown } from "./group/group-report";
 import { loadMarkdown, loadWanted, runLoadSection } from "./load/load";
 import { updateReadme } from "./readme";
 
-/** `npm run bench`: every scenario and format in one run; see README.md, "Benchmarks". */
+/** `npm run bench`: every scenario and format in one run; see docs/benchmarks.md. */
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const measured = await measurePlugin(ROOT, plugins, (task) => bar.increment(1, { task }));
   const plugin = measured.results;
   if (versions.jax === "?" && measured.versions) versions = measured.versions;
-  // The load bench (the worker beside a gRPC echo) writes load.json, load.md and its README part.
+  // The load bench (the worker beside a gRPC echo) writes load.json, load.md and its section of docs/benchmarks.md.
   const load = loadWanted(options.quick, options.filter)
     ? await runLoadSection(ROOT, outDir, {
         quick: options.quick,
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
       })
     : undefined;
   // Many workers as one JAX job: real workers, 1 to 16, and the controller alone over
-  // fixed-answer members, 16 to 1,024 (group.json, group.md, group.svg, its README part).
+  // fixed-answer members, 16 to 1,024 (group.json, group.md, group.svg, its section of docs/benchmarks.md).
   const groupPart = groupParts(options.quick, options.filter);
   const fanOut = groupPart
     ? await runGroupSection(ROOT, outDir, {
@@ -189,8 +189,9 @@ async function main(): Promise<void> {
     `# colocated-wire benchmark results\n\n${report}\n`,
   );
   writeFileSync(path.join(codecDir, "plot.svg"), plotSvg(cases));
-  // Only a full run into bench/ stands for the project: the README shows that one.
-  if (!partial && !options.out) updateReadme(path.join(ROOT, "README.md"), readmeSummary(run));
+  // Only a full run into bench/ stands for the project: docs/benchmarks.md shows that one.
+  if (!partial && !options.out)
+    updateReadme(path.join(ROOT, "docs", "benchmarks.md"), readmeSummary(run));
   console.log(report);
   if (load) console.log(`\n${loadMarkdown(load)}`);
   if (fanOut) console.log(`\n${groupMarkdown(fanOut)}`);

@@ -21,7 +21,7 @@ import { type IdForm, PACKED_ID_FIELDS, type PackedRecord } from "./packed-ids";
  * Given `packedIds`, the scan also notes there where each packed device id list lies
  * (packed-ids.ts), so the decoder can read the lists itself.
  */
-export function checkWire(
+export function scanWire(
   bytes: Uint8Array,
   root: DescMessage,
   limits: DecodeLimits,

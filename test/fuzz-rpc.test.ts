@@ -85,7 +85,7 @@ async function sessionsTaken(): Promise<number> {
   const client = await WorkerClient.connect(worker.target);
   const sessions = Array.from({ length: SESSIONS }, () => client.openSession());
   try {
-    await Promise.all(sessions.map((s) => s.accepted(DEADLINE_MS)));
+    await Promise.all(sessions.map((s) => s.whenTaken(DEADLINE_MS)));
     return (await gauges()).sessions_open;
   } finally {
     for (const s of sessions) s.close();

@@ -194,7 +194,7 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     expect(await leafRows()).toEqual({ paths: ["[5000]"], changed: ["[5000]"] });
   });
 
-  test("the README's example: the demo program on 128x8 against 64x16", async () => {
+  test("the CLI page's example (docs/cli.md): the demo program on 128x8 against 64x16", async () => {
     const cli = (...args: string[]) =>
       spawnSync("node", [CLI, ...args], { cwd: OUT, encoding: "utf8" });
     cli("demo", "-o", "example.bin");
@@ -215,7 +215,7 @@ describe("the inspector page, given two payloads, shows their diff in Chromium",
     );
     expect((await cells(0, "a")).length).toBe(1024);
     expect((await cells(0, "b")).length).toBe(1024);
-    // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes the README's.
+    // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes docs/cli.md's.
     await chrome.page.setViewportSize({ width: 1100, height: 1300 });
     await chrome.page.screenshot({ path: join(OUT, "README.png") });
     if (process.env.UPDATE_SCREENSHOT) {

@@ -277,7 +277,7 @@ describe("the inspector page in Chromium", () => {
     execFileSync("node", [CLI, "inspect", payload, "--html", html]);
     await chrome.page.goto(`file://${html}`);
     await chrome.page.waitForSelector('html[data-ready="true"]');
-    // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes the README's, docs/inspector.png.
+    // The picture a person looks at; UPDATE_SCREENSHOT=1 also writes docs/cli.md's. docs/inspector.png.
     await chrome.page.setViewportSize({ width: 1100, height: 1500 });
     await chrome.page.screenshot({ path: join(OUT, "example_program.png") });
     if (process.env.UPDATE_SCREENSHOT) {

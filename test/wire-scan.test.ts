@@ -4,7 +4,7 @@ import { type DescFile, type DescMessage, getOption, ScalarType } from "@bufbuil
 import { default_max, Limit, LimitSchema, limit } from "../gen/es/colocated/v1/limit_pb";
 import { DecodeError } from "../src";
 import { DEFAULT_LIMITS, type DecodeLimits, limitName } from "../src/limits";
-import { checkWire } from "../src/wire-scan";
+import { scanWire } from "../src/wire-scan";
 
 /**
  * The limits are declared once, in proto/colocated/v1/limit.proto and the `(limit)` option of
@@ -124,10 +124,10 @@ describe("the wire scan", () => {
     if (!value) throw new Error(`no limit ${limitEnum}`);
     const key = limitName(value.number);
     const bytes = twoValues(message, name);
-    expect(checkWire(bytes, message, { ...DEFAULT_LIMITS, [key]: 2 })).toBe(0);
+    expect(scanWire(bytes, message, { ...DEFAULT_LIMITS, [key]: 2 })).toBe(0);
     let error: unknown;
     try {
-      checkWire(bytes, message, { ...DEFAULT_LIMITS, [key]: 1 });
+      scanWire(bytes, message, { ...DEFAULT_LIMITS, [key]: 1 });
     } catch (e) {
       error = e;
     }

@@ -2,7 +2,7 @@ import { formatBytes, formatCount, formatMs, sizeRatio, speedRatio } from "../co
 import type { PluginResult, PluginSideId, PluginSideResult } from "./results";
 
 /**
- * The P cases as markdown (results.md and the README): one table per JAX version, each side
+ * The P cases as markdown (results.md and docs/benchmarks.md): one table per JAX version, each side
  * against that version's own serialization, then the sizes across versions: what JAX 0.8's
  * table of shared objects bought, and what the plugin adds on top.
  */

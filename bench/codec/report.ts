@@ -75,13 +75,13 @@ function defaultScenarioSection(results: RunResults): string[] {
   ];
 }
 
-/** The README's summary of a run: when and where, S1, S2, S5, S6, the sizes, and every target. */
+/** docs/benchmarks.md's summary of a run: when and where, S1, S2, S5, S6, the sizes, and every target. */
 export function readmeSummary(results: RunResults): string {
   const { meta } = results;
   const main = mainCases(results.cases);
   return [
     `Run of ${meta.date} (${meta.machine}; ${meta.versions}; ${meta.seconds} s).`,
-    "The full tables, S3 and S4 included, are in [bench/codec/results.md](bench/codec/results.md); every number",
+    "The full tables, S3 and S4 included, are in [bench/codec/results.md](../bench/codec/results.md); every number",
     "is in `out/bench/results.json` (the raw results of the last run).",
     "",
     ...defaultScenarioSection(results),

@@ -75,7 +75,7 @@ export function groupMarkdown(r: GroupResults): string {
 const START = "<!-- group-bench:start -->";
 const END = "<!-- group-bench:end -->";
 
-/** The README's lines on a full run: the cost per member, and where the figures are. */
+/** docs/multi-worker.md's lines on a full run: the cost per member, and where the figures are. */
 function readmeSummary(r: GroupResults): string {
   const two = r.fixed.filter((f) => f.devicesPerMember === 2);
   const [small, large] = [two[0], two[two.length - 1]];
@@ -90,12 +90,12 @@ function readmeSummary(r: GroupResults): string {
     biggest
       ? `Over ${biggest.workers} real workers of one JAX job, a small call costs the controller ${us(biggest.small.cpuMs / biggest.workers)} a member (their answers arrive one message at a time).`
       : "",
-    "The scaling table and targets: [bench/group/group.md](bench/group/group.md); the plot:",
+    "The scaling table and targets: [bench/group/group.md](../bench/group/group.md); the plot:",
   ];
-  return `${parts.filter(Boolean).join(" ")}\n\n![Time per call and controller CPU per member against the member count, real workers and fixed-answer servers](bench/group/group.svg)`;
+  return `${parts.filter(Boolean).join(" ")}\n\n![Time per call and controller CPU per member against the member count, real workers and fixed-answer servers](../bench/group/group.svg)`;
 }
 
-/** Replaces the README's group section (between its markers) with a full run's summary. */
+/** Replaces docs/multi-worker.md's group section (between its markers) with a full run's summary. */
 export function updateGroupReadme(readme: string, r: GroupResults): void {
   const text = readFileSync(readme, "utf8");
   const [a, b] = [text.indexOf(START), text.indexOf(END)];

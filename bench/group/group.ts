@@ -109,7 +109,7 @@ export function groupParts(quick: boolean, filter?: string): GroupParts | undefi
   return parts.real || parts.fixed ? parts : undefined;
 }
 
-/** Measures, writes group.md and group.svg to `outDir`/group (the raw results to out/bench/group.json), and (if asked) the README's part. */
+/** Measures, writes group.md and group.svg to `outDir`/group (the raw results to out/bench/group.json), and (if asked) its section of docs/multi-worker.md. */
 export async function runGroupSection(
   root: string,
   outDir: string,
@@ -128,7 +128,7 @@ export async function runGroupSection(
     `# colocated-wire group bench\n\n${groupMarkdown(results)}\n`,
   );
   writeFileSync(path.join(dir, "group.svg"), groupPlotSvg(results));
-  if (options.readme) updateGroupReadme(path.join(root, "README.md"), results);
+  if (options.readme) updateGroupReadme(path.join(root, "docs", "multi-worker.md"), results);
   return results;
 }
 

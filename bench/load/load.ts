@@ -273,7 +273,7 @@ function cpuRows(program: string, rows: ProgramRows): string[] {
 const START = "<!-- load-bench:start -->";
 const END = "<!-- load-bench:end -->";
 
-/** Replaces the README's load section (between its markers) with these results. */
+/** Replaces docs/benchmarks.md's load section (between its markers) with these results. */
 export function updateLoadReadme(readme: string, r: LoadResults, note: string): void {
   const text = readFileSync(readme, "utf8");
   const [a, b] = [text.indexOf(START), text.indexOf(END)];
@@ -288,7 +288,7 @@ export function loadWanted(quick: boolean, filter?: string): boolean {
   return !quick;
 }
 
-/** Measures, writes load.md to `outDir`/load (the raw results to out/bench/load.json), and (if asked) the README's section. */
+/** Measures, writes load.md to `outDir`/load (the raw results to out/bench/load.json), and (if asked) its section of docs/benchmarks.md. */
 export async function runLoadSection(
   root: string,
   outDir: string,
@@ -303,7 +303,7 @@ export async function runLoadSection(
   if (options.readme) {
     const cpus = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`;
     const note = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus}, load average ${os.loadavg()[0].toFixed(1)}.`;
-    updateLoadReadme(path.join(root, "README.md"), results, note);
+    updateLoadReadme(path.join(root, "docs", "benchmarks.md"), results, note);
   }
   return results;
 }

@@ -20,7 +20,7 @@ import { soakTargets } from "./soak-targets";
  * on 127.0.0.1, in five parts (steady load with memory, SIGKILL and restart, a faulty proxy,
  * SIGTERM under load, a WorkerGroup of two workers as one JAX job with sessions), each
  * counting calls answered, failed by status and hung. Writes
- * soak.json and soak.md, and exits 1 when a target is missed. See README.md, "Soak".
+ * soak.json and soak.md, and exits 1 when a target is missed. See docs/benchmarks.md, "Soak".
  */
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");

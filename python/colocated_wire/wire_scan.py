@@ -90,7 +90,7 @@ def _plan(desc: Descriptor) -> dict[int, _Field]:
     return plan
 
 
-def check_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
+def scan_wire(data: bytes, root: Descriptor, limits: DecodeLimits) -> int:
     """The number of unknown fields in `data`; DecodeError if it is not a well-formed `root`
     within the limits."""
     scan = _Scan(bytes(data), limits)

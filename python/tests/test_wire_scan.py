@@ -18,7 +18,7 @@ from colocated_wire._gen.colocated import v1 as generated
 from colocated_wire._gen.colocated.v1 import limit_pb2, payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits, limit_name
-from colocated_wire.wire_scan import check_wire
+from colocated_wire.wire_scan import scan_wire
 
 LIMITS_JSON = Path(__file__).resolve().parents[2] / "test" / "vectors" / "limits.json"
 
@@ -84,9 +84,9 @@ def test_the_scan_counts_each_repeated_field_against_its_limit(name):
     option = fd.GetOptions().Extensions[limit_pb2.limit]
     field = limit_name(limit_pb2.Limit.DESCRIPTOR.values_by_number[option])
     data = _two_values(fd)
-    assert check_wire(data, message, dataclasses.replace(DEFAULT_LIMITS, **{field: 2})) == 0
+    assert scan_wire(data, message, dataclasses.replace(DEFAULT_LIMITS, **{field: 2})) == 0
     with pytest.raises(DecodeError) as error:
-        check_wire(data, message, dataclasses.replace(DEFAULT_LIMITS, **{field: 1}))
+        scan_wire(data, message, dataclasses.replace(DEFAULT_LIMITS, **{field: 1}))
     assert (error.value.code, error.value.path) == ("limit-exceeded", fd.name)
 
 
@@ -108,10 +108,10 @@ def test_runs_of_identical_entries_are_counted_exactly(records, limit, outcome):
     limits = dataclasses.replace(DEFAULT_LIMITS, max_table_entries=limit)
     root = payload_pb2.SpecsPayload.DESCRIPTOR
     if outcome == 0:
-        assert check_wire(data, root, limits) == 0
+        assert scan_wire(data, root, limits) == 0
     else:
         with pytest.raises(DecodeError) as error:
-            check_wire(data, root, limits)
+            scan_wire(data, root, limits)
         assert (error.value.code, error.value.path) == ("limit-exceeded", outcome)
 
 
@@ -121,8 +121,8 @@ def test_runs_of_identical_unknown_fields_are_counted_exactly(copies, limit, out
     limits = dataclasses.replace(DEFAULT_LIMITS, max_unknown_fields=limit)
     root = payload_pb2.SpecsPayload.DESCRIPTOR
     if outcome == copies:
-        assert check_wire(data, root, limits) == copies
+        assert scan_wire(data, root, limits) == copies
     else:
         with pytest.raises(DecodeError) as error:
-            check_wire(data, root, limits)
+            scan_wire(data, root, limits)
         assert (error.value.code, error.value.path) == ("limit-exceeded", outcome)

@@ -1,6 +1,6 @@
 import { DecodeError, EncodeError } from "../errors";
 
-/** Exit statuses of the command line, as the README documents them. */
+/** Exit statuses of the command line, as docs/cli.md documents them. */
 export const EXIT = { ok: 0, badInput: 1, usage: 2 } as const;
 
 /** A mistake in how the command was called, not in its input: exit status 2. */

@@ -14,7 +14,7 @@ import type { DecodeLimits } from "../limits";
 import { type PackedIds, type PackedRecord, readPackedIds } from "../packed-ids";
 import { requireVersion, valueSince, versionName } from "../schema-version";
 import { SCHEMA_MAJOR_VERSION } from "../version";
-import { checkWire } from "../wire-scan";
+import { scanWire } from "../wire-scan";
 
 /** A payload kind by name: PAYLOAD_KIND_VALUE is "value". */
 export type PayloadKindName = Lowercase<Suffixes<typeof PayloadKind, "PAYLOAD_KIND_">>;
@@ -62,11 +62,11 @@ export function parsePayload<T>(
     throw new DecodeError("payload", "limit-exceeded", detail);
   }
   // The wire scan comes first, so nothing is built of what the limits refuse.
-  checkWire(bytes, PayloadEnvelopeSchema, options.limits);
+  scanWire(bytes, PayloadEnvelopeSchema, options.limits);
   checkHeader(parse(PayloadEnvelope, bytes).header, kind, options);
   const records: PackedRecord[] = [];
   const schema = SCHEMAS[PAYLOAD_KINDS.name(kind) as PayloadKindName];
-  const unknownFields = checkWire(bytes, schema, options.limits, records);
+  const unknownFields = scanWire(bytes, schema, options.limits, records);
   // A payload with newer fields keeps its messages whole, as the entries carrying them are
   // written back from them.
   const packedIds = unknownFields === 0 ? readPackedIds(bytes, records) : new Map();

@@ -18,7 +18,7 @@ from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
 from colocated_wire.schema_version import enum_since, require_version, version_name
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
-from colocated_wire.wire_scan import check_wire
+from colocated_wire.wire_scan import scan_wire
 
 KIND_NAMES = {
     payload_pb2.PAYLOAD_KIND_SPECS: "SpecsPayload",
@@ -56,7 +56,7 @@ def payload_kind(data: bytes, limits: DecodeLimits) -> int | None:
     try:
         if size < 0x80 and 2 + size <= len(data):
             return _parse(payload_pb2.Header, data[2 : 2 + size]).kind
-        check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
+        scan_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
         envelope = _parse(payload_pb2.PayloadEnvelope, data)
     except DecodeError:
         return None
@@ -122,7 +122,7 @@ def parse_payload(
     # field 1, as in the envelope). Bad bytes take the reader's order, envelope first, so they
     # fail with the very error they always did.
     try:
-        unknown_fields = check_wire(data, cls.DESCRIPTOR, limits)
+        unknown_fields = scan_wire(data, cls.DESCRIPTOR, limits)
         msg = _parse(cls, data)
     except DecodeError:
         return _parse_in_order(data, cls, kind, limits, max_minor_version)
@@ -141,8 +141,8 @@ def _parse_in_order(
     max_minor_version: int | None,
 ) -> tuple[Message, int]:
     """The envelope's scan, its header's check, then the payload's scan and parse."""
-    check_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
+    scan_wire(data, payload_pb2.PayloadEnvelope.DESCRIPTOR, limits)
     envelope = _parse(payload_pb2.PayloadEnvelope, data)
     check_header(envelope.header if envelope.HasField("header") else None, kind, max_minor_version)
-    unknown_fields = check_wire(data, cls.DESCRIPTOR, limits)
+    unknown_fields = scan_wire(data, cls.DESCRIPTOR, limits)
     return _parse(cls, data), unknown_fields

@@ -95,7 +95,7 @@ def serve(
     return held_stream.serve(held, Relay(held), context, refused)
 
 
-class ChildSession:
+class RelayedSession:
     """One Session to a child, a grpc.aio call on the relays' loop, opened once the child has
     been found a process of this worker's job: a task writes what the relay forwards to it,
     another reads its answers into the relay."""
@@ -210,7 +210,7 @@ class Relay:
         self._loop = relay_loop()
         self._targets: dict[int, str] = {}  # the reader's
         self._members: dict[str, Member] = {}  # the loop's, from here on
-        self._sessions: dict[int, ChildSession] = {}  # each child's latest session
+        self._sessions: dict[int, RelayedSession] = {}  # each child's latest session
         self._open = 0  # child sessions not yet ended
         self._out: list[
             service_pb2.RelayedMessage | service_pb2.RelayedEnd | service_pb2.RelayedTaken
@@ -273,7 +273,7 @@ class Relay:
             if message is not None and number == session.number and not session.ended:
                 session.send(message)
 
-    def _open_session(self, child: int, number: int, target: str) -> ChildSession | None:
+    def _open_session(self, child: int, number: int, target: str) -> RelayedSession | None:
         with self._held.changed:
             if self._closed:
                 return None
@@ -285,11 +285,11 @@ class Relay:
         if member is None:
             member = Member(target, self._held.state.relay_credentials)
             self._members[target] = member
-        session = ChildSession(self, child, number, member)
+        session = RelayedSession(self, child, number, member)
         self._sessions[child] = session
         return session
 
-    def answered(self, session: ChildSession, message: bytes) -> None:
+    def answered(self, session: RelayedSession, message: bytes) -> None:
         item = service_pb2.RelayedMessage(
             child=session.child, session=session.number, message=message
         )
@@ -297,13 +297,13 @@ class Relay:
             self._out.append(item)
             self._held.changed.notify_all()
 
-    def taken(self, session: ChildSession) -> None:
+    def taken(self, session: RelayedSession) -> None:
         item = service_pb2.RelayedTaken(child=session.child, session=session.number)
         with self._held.changed:
             self._out.append(item)
             self._held.changed.notify_all()
 
-    def ended(self, session: ChildSession, code: grpc.StatusCode, details: str) -> None:
+    def ended(self, session: RelayedSession, code: grpc.StatusCode, details: str) -> None:
         status = service_pb2.CallStatus(code=code.value[0], message=details)
         item = service_pb2.RelayedEnd(child=session.child, session=session.number, status=status)
         session.ended = True
@@ -312,13 +312,13 @@ class Relay:
             self._out.append(item)
             self._held.changed.notify_all()
 
-    def _each_session(self, act: Callable[[ChildSession], None]) -> None:
+    def _each_session(self, act: Callable[[RelayedSession], None]) -> None:
         for session in list(self._sessions.values()):
             if not session.ended:
                 act(session)
 
     async def _shut(self) -> None:
-        self._each_session(ChildSession.cancel)
+        self._each_session(RelayedSession.cancel)
         for member in list(self._members.values()):
             member.checked.cancel()
             await member.channel.close()
@@ -338,12 +338,12 @@ class Relay:
         with self._held.changed:
             self._closed = True
             self._held.changed.notify_all()
-        self._loop.call_soon_threadsafe(self._each_session, ChildSession.close)
+        self._loop.call_soon_threadsafe(self._each_session, RelayedSession.close)
 
     def _cancel_children(self) -> None:
         with self._held.changed:
             self._closed = True
-        self._loop.call_soon_threadsafe(self._each_session, ChildSession.cancel)
+        self._loop.call_soon_threadsafe(self._each_session, RelayedSession.cancel)
 
     # The stream's side.
 

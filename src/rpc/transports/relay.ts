@@ -43,9 +43,9 @@ export class RelayStream extends WorkerStream {
    * that failed, when one did not: `refused` on that child when it refused), or `deadlineMs`
    * has passed (DEADLINE_EXCEEDED).
    */
-  override async accepted(deadlineMs: number): Promise<void> {
+  override async whenTaken(deadlineMs: number): Promise<void> {
     const until = Date.now() + deadlineMs;
-    await super.accepted(deadlineMs);
+    await super.whenTaken(deadlineMs);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -149,7 +149,7 @@ export class RelayedSession implements MemberSession {
     this.firstTaken = new Promise<void>((resolve, reject) => {
       this.settleFirst = (error) => (error ? reject(error) : resolve());
     });
-    this.firstTaken.catch(() => {}); // awaited by accepted() alone, and only at connect
+    this.firstTaken.catch(() => {}); // awaited by whenTaken() alone, and only at connect
   }
 
   /** The child's worker took its session `number`. */
@@ -163,8 +163,8 @@ export class RelayedSession implements MemberSession {
     return this.open.count;
   }
 
-  accepted(deadlineMs: number): Promise<void> {
-    return this.relay.accepted(deadlineMs);
+  whenTaken(deadlineMs: number): Promise<void> {
+    return this.relay.whenTaken(deadlineMs);
   }
 
   send(message: (id: number) => Uint8Array, receiver: SessionReceiver): number {

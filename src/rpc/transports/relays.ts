@@ -34,7 +34,7 @@ export const relays: TransportKind = {
       const run = clients.slice(first, first + fanout).map((c) => c.target);
       streams.push(clients[first].openRelay(run));
     }
-    const taken = await Promise.allSettled(streams.map((r) => r.accepted(deadlineMs)));
+    const taken = await Promise.allSettled(streams.map((r) => r.whenTaken(deadlineMs)));
     const failed = taken.find((t) => t.status === "rejected");
     if (failed === undefined) {
       const carried = streams.flatMap((r) => r.sessions);

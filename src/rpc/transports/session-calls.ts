@@ -21,7 +21,7 @@ export interface MemberSession {
   /** Streams opened. */
   readonly streams: number;
   /** Settles once the stream is taken (a WorkerError if refused or out of time). */
-  accepted(deadlineMs: number): Promise<void>;
+  whenTaken(deadlineMs: number): Promise<void>;
   /** Sends a call (`message(id)`: its SessionRequest bytes) and returns its id. */
   send(message: (id: number) => Uint8Array, receiver: SessionReceiver): number;
   /** Stops call `id` on the worker and forgets its answer; nothing if it has ended. */

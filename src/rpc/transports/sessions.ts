@@ -69,7 +69,7 @@ export const sessions: TransportKind = {
   async open(clients, version, options, deadlineMs) {
     if (options.sessions === false || !clients.every((c) => c.servesSessions)) return undefined;
     const opened = clients.map((c) => c.openSession());
-    const taken = await Promise.allSettled(opened.map((s) => s.accepted(deadlineMs)));
+    const taken = await Promise.allSettled(opened.map((s) => s.whenTaken(deadlineMs)));
     const failed = taken.find((t) => t.status === "rejected");
     if (failed === undefined) return new SessionsTransport("sessions", clients, version, opened, 0);
     for (const s of opened) s.close();

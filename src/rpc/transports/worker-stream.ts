@@ -38,7 +38,7 @@ export abstract class WorkerStream {
    * Opens the stream, and settles once the worker has taken it (its headers) or refused it
    * (a WorkerError), or `deadlineMs` has passed (DEADLINE_EXCEEDED).
    */
-  accepted(deadlineMs: number): Promise<void> {
+  whenTaken(deadlineMs: number): Promise<void> {
     const stream = this.stream ?? this.openStream();
     if (this.taken) return Promise.resolve();
     return new Promise((resolve, reject) => {
