@@ -26,7 +26,7 @@ import {
   stopAllWorkers,
 } from "./rpc-worker";
 
-// Backpressure in the client (issue 28): a WorkerClient keeps its calls within the limits the
+// Backpressure in the client: a WorkerClient keeps its calls within the limits the
 // worker states in GetVersion and queues the rest, and gRPC retries a call the worker refused
 // at admission. One real worker of --max-concurrent-calls 2. A call is held inside it by
 // python/tests/worker_gate.py's `hold`, which returns once this test opens a FIFO: from

@@ -13,7 +13,7 @@ import {
 } from "./support/group-fixed-service";
 import { groupCalls } from "./support/group-programs";
 
-// What keeps a WorkerGroup's cost per member flat (issue 31), against fixed-answer members:
+// What keeps a WorkerGroup's cost per member flat, against fixed-answer members:
 // real gRPC servers in this process that answer as a job's workers would, from a fixed
 // topology, without JAX (test/support/group-fixed-service.ts). Counts, never times.
 

@@ -3,8 +3,8 @@ import { WorkerClient, WorkerError } from "../src/rpc";
 import { ensurePythonEnv, type RunningWorker, startWorker, stopAllWorkers } from "./rpc-worker";
 import { mixedCall } from "./support/soak-mix";
 
-// Many calls in flight against a real worker, counted: the regression test of the hang of
-// issue 28 (XLA's CPU client deadlocked when many threads ran functions over several devices;
+// Many calls in flight against a real worker, counted: the regression test of XLA's CPU client
+// hang (it deadlocks when many threads run functions over several devices;
 // python/colocated_wire/worker/device_turn.py), and the short soak of `npm run soak`, with its
 // calls (test/support/soak-mix.ts: affine and summarize over 8 devices, every answer checked; a wrong
 // one throws). Bounded by the number of calls, not by time.

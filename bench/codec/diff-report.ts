@@ -2,7 +2,7 @@ import { formatCount, formatMs, sig } from "../common/format";
 import type { DiffRow } from "./diff";
 import type { TargetCheck } from "./results";
 
-/** A diff costs at most this many times decoding both payloads (issue 30). */
+/** A diff costs at most this many times decoding both payloads. */
 export const DIFF_DECODE_RATIO = 2;
 
 /** The diff rows as a table: each diff beside the time to decode both payloads. */

@@ -6,7 +6,7 @@ import { DEFAULT_POLICY, measure, type Policy, type Timing } from "../common/mea
 import { runPythonScript } from "./python";
 
 /**
- * The diff bench (issue 30): `colocated-wire diff` of two S2 payloads (10,000 leaves on 4,096
+ * The diff bench: `colocated-wire diff` of two S2 payloads (10,000 leaves on 4,096
  * devices) that differ in one leaf, and in every leaf, in both languages, beside the time to
  * decode both payloads, which the diff does first. TypeScript runs in this process; Python in
  * bench/codec/diff_bench.py, on the same bytes.

@@ -9,7 +9,7 @@ import { allCases, type Case, deviceCount } from "../../test/support/scenarios";
 import { reportDir, writeRawResults } from "../common/output";
 
 /**
- * The inspector bench (issue 16): time to first draw of `inspect --html`'s page for S1, S2 and
+ * The inspector bench: time to first draw of `inspect --html`'s page for S1, S2 and
  * the real tree (S5), opened from disk in Chromium (Debian's, or CHROMIUM).
  */
 

@@ -15,7 +15,7 @@ import {
 } from "./group-timing";
 
 /**
- * The controller alone, from 16 members to 1,024 (issue 31 item 2): a WorkerGroup over
+ * The controller alone, from 16 members to 1,024: a WorkerGroup over
  * fixed-answer members (test/support/group-fixed-service.ts), each a real gRPC server in processes
  * apart from this one, several members a process (bench/group/group-fixed-servers.ts). What it
  * measures is this process: its CPU and memory per member per call, the time to form the

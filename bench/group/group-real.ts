@@ -13,7 +13,7 @@ import {
 } from "./group-timing";
 
 /**
- * Real workers (issue 31 item 1): one JAX job over jax.distributed (gloo on CPU) of 1 to 16
+ * Real workers: one JAX job over jax.distributed (gloo on CPU) of 1 to 16
  * worker processes, each of one or two CPU devices, driven by one WorkerGroup: the time to form
  * the group (connect, negotiate a version, check the topology), and each call's time and the
  * controller's CPU, for the small program and a sharded array. Each job is measured from a

@@ -11,7 +11,7 @@ const FORM_MS = 5_000;
 /** A hanging member's call ends at its deadline, and within this much more (timer slack). */
 const DEADLINE_SLACK = 0.1;
 
-/** One target of issue 31: what was measured against the limit; `met` undefined when not measured. */
+/** One target of the group bench: what was measured against the limit; `met` undefined when not measured. */
 export interface GroupTarget {
   name: string;
   measured: string;
@@ -23,7 +23,7 @@ const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
 
 /**
- * The targets of issue 31, over the fixed-answer rows of two devices a member (the controller
+ * The group bench's targets, over the fixed-answer rows of two devices a member (the controller
  * alone, 16 to 1,024 members). A run that stopped short of 1,024 (--quick) checks the largest
  * it measured, and says so.
  */

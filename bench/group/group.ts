@@ -9,7 +9,7 @@ import { groupMarkdown, updateGroupReadme } from "./group-report";
 import { type GroupTarget, groupTargets } from "./group-targets";
 
 /**
- * The group bench (issues 15 and 31): a WorkerGroup over real workers, one JAX job of 1 to 16
+ * The group bench: a WorkerGroup over real workers, one JAX job of 1 to 16
  * processes (bench/group/group-real.ts), and the controller alone over fixed-answer members from 16
  * to 1,024 (bench/group/group-fixed.ts), kept apart in the results. Part of `npm run bench` (full
  * runs, or `--filter group`; `--filter group-real` or `group-fixed` for one part); alone,

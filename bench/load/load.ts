@@ -21,7 +21,7 @@ import { fasterInProcess, type InProcessRow, measureInProcess } from "./load-inp
 import { startEcho, startWorker, stop } from "./load-servers";
 
 /**
- * The load bench (issue 14 item 7): the real worker beside a plain gRPC echo of the same bytes on
+ * The load bench: the real worker beside a plain gRPC echo of the same bytes on
  * the same machine, the limit to approach. Part of `npm run bench`; alone, `node dist/bench/load/load.js
  * [--quick]`.
  */

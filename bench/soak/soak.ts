@@ -16,7 +16,7 @@ import { runSteady } from "./soak-steady";
 import { soakTargets } from "./soak-targets";
 
 /**
- * `npm run soak` (issue 28 item 5): calls under load and faults against real worker processes
+ * `npm run soak`: calls under load and faults against real worker processes
  * on 127.0.0.1, in five parts (steady load with memory, SIGKILL and restart, a faulty proxy,
  * SIGTERM under load, a WorkerGroup of two workers as one JAX job with sessions), each
  * counting calls answered, failed by status and hung. Writes

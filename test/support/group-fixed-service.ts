@@ -45,7 +45,7 @@ import { distinctShards, type ShardIndex } from "../../src/shard-indices";
 import { SCHEMA_MINOR_VERSION } from "../../src/version";
 
 /**
- * Fixed-answer servers (issue 31): real gRPC servers of ColocatedWorkerService that stand in
+ * Fixed-answer servers: real gRPC servers of ColocatedWorkerService that stand in
  * for the workers of a JAX job far larger than this machine holds, so the controller alone can
  * be measured from 16 members to 1,024. Each answers as the worker would from a fixed topology
  * (process p of `processes`, `devices` CPU devices each, numbered as JAX numbers them), loads

@@ -1,4 +1,4 @@
-"""Why two payloads differ (issue 30): `diff(a, b)` compares two payloads of one kind by value,
+"""Why two payloads differ: `diff(a, b)` compares two payloads of one kind by value,
 and returns the differences grouped by cause and named by tree path, the same result as
 `colocated-wire diff --json` (src/diff/). docs/diff.md says how to read it.
 
