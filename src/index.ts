@@ -20,6 +20,13 @@ export { findIota, type Iota, materializeIota } from "./iota";
 export { payloadFromJson, payloadToJson } from "./json-form";
 export { DEFAULT_LIMITS, type DecodeLimits } from "./limits";
 export { Device, DeviceList } from "./model/device-list";
+export {
+  createDeviceMesh,
+  MakeMeshError,
+  type MakeMeshOptions,
+  type MeshDevice,
+  makeMesh,
+} from "./model/make-mesh";
 export { AxisType, Mesh } from "./model/mesh";
 export {
   PartitionSpec,

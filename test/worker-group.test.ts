@@ -87,6 +87,7 @@ function topology(processIndex: number, count: number, ids = IDS): Topology {
     platform: "cpu",
     kind: "cpu",
     coords: [],
+    coreOnChip: 0,
   }));
   return { processCount: count, processIndex, devices };
 }

@@ -267,6 +267,7 @@ export class FixedJob {
           platform: "cpu",
           kind: "cpu",
           coords: [],
+          coreOnChip: 0,
         });
       }
     }

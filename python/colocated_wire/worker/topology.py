@@ -30,6 +30,7 @@ def topology() -> service_pb2.GetTopologyResponse:
             platform=device.platform,
             kind=device.device_kind,
             coords=list(getattr(device, "coords", None) or ()),
+            core_on_chip=getattr(device, "core_on_chip", None) or 0,
         )
     return response
 

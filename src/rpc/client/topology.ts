@@ -11,6 +11,8 @@ export interface JobDevice {
   kind: string;
   /** jax.Device.coords where the platform has them (TPUs); empty on CPU. */
   coords: number[];
+  /** jax.Device.core_on_chip where the platform has it (TPUs); 0 elsewhere. */
+  coreOnChip: number;
 }
 
 /** A worker's view of its JAX job (GetTopology): which process it is, and every global device. */
@@ -41,8 +43,15 @@ export function topologyOf(response: GetTopologyResponse): Topology {
       throw new DecodeError(`devices[${i}].process_index`, "invalid-value", detail);
     }
     seen.add(id);
-    const { platform, kind, coords } = device;
-    return { id, processIndex: device.processIndex, platform, kind, coords: [...coords] };
+    const { platform, kind, coords, coreOnChip } = device;
+    return {
+      id,
+      processIndex: device.processIndex,
+      platform,
+      kind,
+      coords: [...coords],
+      coreOnChip,
+    };
   });
   if (!devices.some((d) => d.processIndex === processIndex)) {
     const detail = `no device of the worker's own process ${processIndex}`;

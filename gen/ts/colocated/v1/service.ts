@@ -370,6 +370,11 @@ export interface TopologyDevice {
   kind: string;
   /** jax.Device.coords, where the platform has them (TPUs); empty on CPU. */
   coords: number[];
+  /**
+   * jax.Device.core_on_chip, where the platform has it (TPUs: 0 or 1 on chips of two cores);
+   * 0 elsewhere, and from workers that predate it.
+   */
+  coreOnChip: number;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -3677,7 +3682,7 @@ export const GetTopologyRequest: MessageFns<GetTopologyRequest> = {
 };
 
 function createBaseTopologyDevice(): TopologyDevice {
-  return { id: 0n, processIndex: 0, platform: "", kind: "", coords: [], _unknownFields: {} };
+  return { id: 0n, processIndex: 0, platform: "", kind: "", coords: [], coreOnChip: 0, _unknownFields: {} };
 }
 
 export const TopologyDevice: MessageFns<TopologyDevice> = {
@@ -3703,6 +3708,9 @@ export const TopologyDevice: MessageFns<TopologyDevice> = {
         writer.int32(v);
       }
       writer.join();
+    }
+    if (message.coreOnChip !== 0) {
+      writer.uint32(48).uint32(message.coreOnChip);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -3778,6 +3786,14 @@ export const TopologyDevice: MessageFns<TopologyDevice> = {
 
             break;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.coreOnChip = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3809,6 +3825,11 @@ export const TopologyDevice: MessageFns<TopologyDevice> = {
       platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
       kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
       coords: globalThis.Array.isArray(object?.coords) ? object.coords.map((e: any) => globalThis.Number(e)) : [],
+      coreOnChip: isSet(object.coreOnChip)
+        ? globalThis.Number(object.coreOnChip)
+        : isSet(object.core_on_chip)
+        ? globalThis.Number(object.core_on_chip)
+        : 0,
     };
   },
 
@@ -3829,6 +3850,9 @@ export const TopologyDevice: MessageFns<TopologyDevice> = {
     if (message.coords?.length) {
       obj.coords = message.coords.map((e) => Math.round(e));
     }
+    if (message.coreOnChip !== 0) {
+      obj.coreOnChip = Math.round(message.coreOnChip);
+    }
     return obj;
   },
 
@@ -3842,6 +3866,7 @@ export const TopologyDevice: MessageFns<TopologyDevice> = {
     message.platform = object.platform ?? "";
     message.kind = object.kind ?? "";
     message.coords = object.coords?.map((e) => e) || [];
+    message.coreOnChip = object.coreOnChip ?? 0;
     return message;
   },
 };

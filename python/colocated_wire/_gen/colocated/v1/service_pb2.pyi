@@ -269,18 +269,20 @@ class GetTopologyRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class TopologyDevice(_message.Message):
-    __slots__ = ("id", "process_index", "platform", "kind", "coords")
+    __slots__ = ("id", "process_index", "platform", "kind", "coords", "core_on_chip")
     ID_FIELD_NUMBER: _ClassVar[int]
     PROCESS_INDEX_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     COORDS_FIELD_NUMBER: _ClassVar[int]
+    CORE_ON_CHIP_FIELD_NUMBER: _ClassVar[int]
     id: int
     process_index: int
     platform: str
     kind: str
     coords: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, id: _Optional[int] = ..., process_index: _Optional[int] = ..., platform: _Optional[str] = ..., kind: _Optional[str] = ..., coords: _Optional[_Iterable[int]] = ...) -> None: ...
+    core_on_chip: int
+    def __init__(self, id: _Optional[int] = ..., process_index: _Optional[int] = ..., platform: _Optional[str] = ..., kind: _Optional[str] = ..., coords: _Optional[_Iterable[int]] = ..., core_on_chip: _Optional[int] = ...) -> None: ...
 
 class GetTopologyResponse(_message.Message):
     __slots__ = ("process_count", "process_index", "devices")
