@@ -8,7 +8,11 @@ import {
 } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import fc from "fast-check";
-import { ProgramPayloadSchema, SpecsPayloadSchema } from "../gen/es/colocated/v1/payload_pb";
+import {
+  ProgramPayloadSchema,
+  type SpecsPayload,
+  SpecsPayloadSchema,
+} from "../gen/es/colocated/v1/payload_pb";
 import {
   ExecuteResponseSchema,
   ExecuteShardedRequestSchema,
@@ -141,6 +145,14 @@ function known(chunk: ShardChunk) {
   };
 }
 
+/** A reader's output specs bytes hold what the generated decoder read, or both are absent. */
+function expectSameSpecs(got: Uint8Array | undefined, want: SpecsPayload | undefined): void {
+  expect(got === undefined).toBe(want === undefined);
+  if (got !== undefined && want !== undefined) {
+    expect(equals(SpecsPayloadSchema, fromBinary(SpecsPayloadSchema, got), want)).toBe(true);
+  }
+}
+
 describe("readers read what the generated encoder writes, unknown fields skipped", () => {
   test("GetTopologyResponse: its numbers, and its devices' bytes as the encoder wrote them", () => {
     const device = fc.record({
@@ -201,9 +213,7 @@ describe("readers read what the generated encoder writes, unknown fields skipped
         if (got?.$case === "chunk" && want.case === "chunk")
           expect(chunkOf(got.value)).toEqual(known(want.value));
         if (got?.$case === "outputSpecs" && want.case === "outputSpecs") {
-          expect(
-            equals(SpecsPayloadSchema, fromBinary(SpecsPayloadSchema, got.value), want.value),
-          ).toBe(true);
+          expectSameSpecs(got.value, want.value);
         }
       }),
       RUNS,
@@ -238,16 +248,7 @@ describe("readers read what the generated encoder writes, unknown fields skipped
         expect(got.status).toEqual(
           want.status && { code: want.status.code, message: want.status.message },
         );
-        expect(got.outputSpecs === undefined).toBe(want.outputSpecs === undefined);
-        if (got.outputSpecs && want.outputSpecs) {
-          expect(
-            equals(
-              SpecsPayloadSchema,
-              fromBinary(SpecsPayloadSchema, got.outputSpecs),
-              want.outputSpecs,
-            ),
-          ).toBe(true);
-        }
+        expectSameSpecs(got.outputSpecs, want.outputSpecs);
       }),
       RUNS,
     );
@@ -350,16 +351,7 @@ describe("readers read what the generated encoder writes, unknown fields skipped
         expect(got.outputs.map((d) => Buffer.from(d))).toEqual(
           want.outputs.map((o) => Buffer.from(o.data)),
         );
-        expect(got.outputSpecs === undefined).toBe(want.outputSpecs === undefined);
-        if (got.outputSpecs && want.outputSpecs) {
-          expect(
-            equals(
-              SpecsPayloadSchema,
-              fromBinary(SpecsPayloadSchema, got.outputSpecs),
-              want.outputSpecs,
-            ),
-          ).toBe(true);
-        }
+        expectSameSpecs(got.outputSpecs, want.outputSpecs);
       }),
       RUNS,
     );

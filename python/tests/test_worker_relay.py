@@ -39,7 +39,6 @@ from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.relay import serve as serve_relay
 from colocated_wire.worker.service import ColocatedWorker, handlers
 from colocated_wire.worker.session import serve as serve_session
-from colocated_wire.worker.state import WorkerState
 from colocated_wire.worker.tls import TlsFiles, add_port, server_credentials
 
 RELAY = "/colocated.v1.ColocatedWorkerService/Relay"
@@ -512,7 +511,7 @@ class GoneBeforeHeaders:
 
 @pytest.mark.parametrize("serve", [serve_session, serve_relay], ids=["session", "relay"])
 def test_a_stream_whose_client_left_before_its_headers_gives_its_place_back(serve):
-    state = WorkerState.make(WorkerPolicy(allowed_modules=ALLOWED), max_sessions=1)
+    state = ColocatedWorker(WorkerPolicy(allowed_modules=ALLOWED), max_sessions=1).state
     stream = serve(state, iter(()), GoneBeforeHeaders())
     with pytest.raises(grpc.RpcError):
         next(stream)

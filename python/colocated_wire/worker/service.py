@@ -24,7 +24,7 @@ from colocated_wire.worker.compression import CompressedWhenAsked
 from colocated_wire.worker.errors import Refused, invalid_argument
 from colocated_wire.worker.execute import check_version, execute
 from colocated_wire.worker.health import WORKER_SERVICE
-from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits
+from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits, Sessions
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
 from colocated_wire.worker.progress import Progress
@@ -57,9 +57,17 @@ class ColocatedWorker:
         relays: bool = True,
         relay_credentials: grpc.ChannelCredentials | None = None,
     ):
-        self.state = WorkerState.make(
-            policy, limits, programs, progress, max_sessions, relays, relay_credentials
+        self.state = WorkerState(
+            policy=policy,
+            limits=CallLimits() if limits is None else limits,
+            programs=ProgramCache(policy) if programs is None else programs,
+            progress=Progress() if progress is None else progress,
+            sessions=Sessions(max_sessions),
+            relays=relays and max_sessions > 0,
+            relay_credentials=relay_credentials,
         )
+        # A drain ends each session after its current call: an idle one must not hold it up.
+        self.state.limits.on_drain(self.state.sessions.drain)
 
     def GetVersion(self, request, context):  # noqa: N802 - the generated method name
         if isinstance(request, Refused):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from colocated_wire.worker.limits import DEFAULT_MAX_SESSIONS, CallLimits, Sessions
+from colocated_wire.worker.limits import CallLimits, Sessions
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.programs import ProgramCache
 from colocated_wire.worker.progress import Progress
@@ -28,28 +28,3 @@ class WorkerState:
     relays: bool
     # A worker serving TLS relays only with credentials for the others (worker/tls.py).
     relay_credentials: grpc.ChannelCredentials | None
-
-    @classmethod
-    def make(
-        cls,
-        policy: WorkerPolicy,
-        limits: CallLimits | None = None,
-        programs: ProgramCache | None = None,
-        progress: Progress | None = None,
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-        relays: bool = True,
-        relay_credentials: grpc.ChannelCredentials | None = None,
-    ) -> WorkerState:
-        """The state of a worker of this policy, with defaults for whatever is not given."""
-        state = cls(
-            policy=policy,
-            limits=CallLimits() if limits is None else limits,
-            programs=ProgramCache(policy) if programs is None else programs,
-            progress=Progress() if progress is None else progress,
-            sessions=Sessions(max_sessions),
-            relays=relays and max_sessions > 0,
-            relay_credentials=relay_credentials,
-        )
-        # A drain ends each session after its current call: an idle one must not hold it up.
-        state.limits.on_drain(state.sessions.drain)
-        return state
