@@ -12,6 +12,7 @@ import {
   callsFor,
   costOnGroup,
   WARM_UP_MEMBER_CALLS,
+  WARM_UP_SMALL_MEMBER_CALLS,
 } from "./group-timing";
 
 /**
@@ -115,10 +116,10 @@ export async function measureFixed(
       const { small, array } = groupCalls(ids, devices, side, true);
       progress(`group: calls over ${members} fixed-answer members of ${devices} devices`);
       // Small groups make more calls, so that every size times thousands of streams; and every
-      // size warms up on at least 4,000 member calls, so that V8 has compiled the call path
-      // (its compiler's threads count in this process's CPU) before the calls are timed.
+      // size warms up on as many member calls, so that V8 has optimized the call path (its
+      // compiler's threads count in this process's CPU) before the calls are timed.
       const streams = (n: number) => callsFor(members, 200 * n, n);
-      const warmUp = callsFor(members, WARM_UP_MEMBER_CALLS, 10);
+      const warmUp = callsFor(members, WARM_UP_SMALL_MEMBER_CALLS, 10);
       const smallCost = await callCost(
         () => group.executeSharded(small.program, small.inputs),
         streams(calls.small),
@@ -130,7 +131,7 @@ export async function measureFixed(
       const arrayCost = await callCost(
         () => group.executeSharded(array.program, array.inputs),
         streams(calls.array),
-        warmUp,
+        callsFor(members, WARM_UP_MEMBER_CALLS, 10),
       );
       progress(`group: a call in which one of ${members} members fails`);
       const hangMs = Math.max(2_000, Math.ceil((4 * smallCost.p50Ms) / 100) * 100);

@@ -64,7 +64,7 @@ export async function measureReal(
       const ids = group.topology.devices.map((d) => d.id);
       const { small, array } = groupCalls(ids, devices, side);
       progress(`group: calls over ${workers} workers of ${devices} devices`);
-      // As the fixed-answer part does: warm up on at least 4,000 member calls, so that V8 has
+      // Warm up on at least 4,000 member calls, so that V8 has
       // compiled the call path (its compiler's threads count in this process's CPU), and time
       // at least 2,000.
       const warmUp = callsFor(workers, WARM_UP_MEMBER_CALLS, 3);

@@ -14,8 +14,15 @@ export interface CallCost {
   cpuMs: number;
 }
 
-/** Member calls a group warms up on before it is timed: enough that V8 has compiled the call path. */
+/** Member calls a group warms up on before it is timed: enough that V8 has compiled the per-member path. */
 export const WARM_UP_MEMBER_CALLS = 4_000;
+
+/**
+ * Member calls the controller warms up on before its small call over fixed-answer members is
+ * timed: enough that V8 has also optimized the per-call path, which a small group runs once
+ * per handful of member calls (16 members reach their steady CPU after about 2,000 calls).
+ */
+export const WARM_UP_SMALL_MEMBER_CALLS = 32_000;
 
 /** How many group calls make `memberCalls` member calls over `members`, and at least `least`. */
 export function callsFor(members: number, memberCalls: number, least: number): number {
