@@ -2,6 +2,7 @@ import { PayloadEnvelope } from "../gen/ts/colocated/v1/payload";
 import { decodeProgram, decodeSpecs, decodeValue } from "./decode";
 import { type EncodeOptions, encodeProgram, encodeSpecs, encodeValue } from "./encode";
 import { type DecodeOptions, payloadKindOf } from "./payload/header";
+import { payloadWriter } from "./payload/writer";
 import { SCHEMA_MINOR_VERSION } from "./version";
 
 /** Validates, lifts and lowers a payload of any kind: its canonical bytes, as a peer re-sends them. */
@@ -19,8 +20,12 @@ export function canonicalizePayload(bytes: Uint8Array, options: DecodeOptions = 
   return encodeSpecs(treedef, leaves, sameVersion(bytes));
 }
 
-/** Targets a decoded payload's own minor version; a newer one than ours stays as carried. */
+/**
+ * Targets a decoded payload's own minor version (a newer one than ours stays as carried), and
+ * names its writer: a peer re-sending it passes on who wrote it.
+ */
 function sameVersion(bytes: Uint8Array): EncodeOptions {
   const minor = PayloadEnvelope.decode(bytes).header?.minorVersion ?? 0;
-  return minor <= SCHEMA_MINOR_VERSION ? { targetMinorVersion: minor } : {};
+  const writer = payloadWriter(bytes);
+  return minor <= SCHEMA_MINOR_VERSION ? { targetMinorVersion: minor, writer } : { writer };
 }

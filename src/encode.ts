@@ -15,6 +15,8 @@ import type { ValueLeaf } from "./model/value-leaf";
 import * as fn from "./payload/function";
 import * as specs from "./payload/specs";
 import * as value from "./payload/value";
+import type { Writer } from "./payload/writer";
+import * as writer from "./payload/writer";
 import { type PayloadOrigin, programOrigin, specsOrigin, valueOrigin } from "./provenance";
 import { refuseNewer, valueSince } from "./schema-version";
 import { TableBuilder } from "./table/lower-table";
@@ -34,6 +36,12 @@ export interface EncodeOptions {
    * newest): the header says it, and a construct of a newer version is an EncodeError.
    */
   targetMinorVersion?: number;
+  /**
+   * Who wrote the payload, named in its header (colocated.v1.3; thisWriter() for this library).
+   * Left out of a payload for an older target, which has no place for it. Default: none, or
+   * a carried payload's own (one re-sent with fields of a newer version).
+   */
+  writer?: Writer;
 }
 
 /** Lowers a specs pytree into a SpecsPayload message, ready for bytes. */
@@ -50,7 +58,7 @@ export function lowerSpecsPayload(
     carriedPart(origin, table, (m) => m.specs) ??
     specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
   return carryEnvelope(origin, {
-    header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion),
+    header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion, writerOf(options, origin)),
     table: { entries: table.entries },
     specs: message,
   });
@@ -74,7 +82,7 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
       specs.lower(program.outputs, at("output_specs")))
     : undefined;
   return carryEnvelope(origin, {
-    header: header(PayloadKind.PAYLOAD_KIND_PROGRAM, minorVersion),
+    header: header(PayloadKind.PAYLOAD_KIND_PROGRAM, minorVersion, writerOf(options, origin)),
     table: { entries: table.entries },
     function: message,
     inputSpecs,
@@ -101,7 +109,7 @@ export function lowerValuePayload(
   const message =
     carriedPart(origin, table, (m) => m.value) ?? value.lower({ treedef, leaves: [...leaves] }, at);
   return carryEnvelope(origin, {
-    header: header(PayloadKind.PAYLOAD_KIND_VALUE, minorVersion),
+    header: header(PayloadKind.PAYLOAD_KIND_VALUE, minorVersion, writerOf(options, origin)),
     table: { entries: table.entries },
     value: message,
   });
@@ -185,6 +193,16 @@ function carryEnvelope<M extends AnyPayload>(origin: PayloadOrigin<M> | undefine
   return message;
 }
 
-function header(kind: PayloadKind, minorVersion: number): Header {
-  return { majorVersion: SCHEMA_MAJOR_VERSION, minorVersion, kind };
+/** The writer to name: the one asked for, else a carried payload's own. */
+function writerOf(
+  options: EncodeOptions,
+  origin: PayloadOrigin<AnyPayload> | undefined,
+): Writer | undefined {
+  const carried = origin?.message.header?.writer;
+  return options.writer ?? (carried && writer.lift(carried));
+}
+
+function header(kind: PayloadKind, minorVersion: number, by: Writer | undefined): Header {
+  const written = by && minorVersion >= writer.WRITER_SINCE ? writer.lower(by) : undefined;
+  return { majorVersion: SCHEMA_MAJOR_VERSION, minorVersion, kind, writer: written };
 }

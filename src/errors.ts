@@ -16,6 +16,7 @@ export const DECODE_ERROR_CODES = [
   "invalid-tree",
   "invalid-value",
   "limit-exceeded",
+  "writer-mismatch",
 ] as const;
 
 /** One of DECODE_ERROR_CODES. */

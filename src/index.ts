@@ -80,6 +80,13 @@ export {
 } from "./model/value-leaf";
 export { type DecodeOptions, type PayloadKindName, payloadKindOf } from "./payload/header";
 export {
+  describeWriter,
+  payloadWriter,
+  thisWriter,
+  type Writer,
+  type WriterLanguageName,
+} from "./payload/writer";
+export {
   type DeviceShard,
   type DistinctShard,
   devicesIndicesMap,

@@ -2,4 +2,4 @@
 export const SCHEMA_MAJOR_VERSION = 1;
 
 /** The newest minor version this library writes and fully understands. */
-export const SCHEMA_MINOR_VERSION = 2;
+export const SCHEMA_MINOR_VERSION = 3;

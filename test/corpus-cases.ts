@@ -43,6 +43,15 @@ const pickled = (refs: number[]) => ({
   $case: "pickled",
   value: { pickle: new Uint8Array([0x80, 5, 0x4e, 0x2e]), refs }, // pickle of None
 });
+/** A Python writer (1.3), as its header names it. */
+const PYTHON_WRITER = {
+  library: "colocated-wire",
+  version: "0.1.0",
+  language: 2,
+  python: "3.12",
+  jax: "0.10.2",
+  cloudpickle: "",
+};
 const UNKNOWN_FIELD = [0xf8, 0x07, 0x00]; // field 127, varint 0
 // colocated.v1.1 constructs on entry 3 (an ArraySpec) of the base payload, which is 1.0.
 const V1_1 = { "m.header.minorVersion": 1 };
@@ -164,6 +173,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "specs.treedef.fresh_dict_keys",
       specs(dict(5, ["a"], ["a"], { dictKeys: [], freshDictKeys: true })),
       { message: "fresh_dict_keys needs colocated\\.v1\\.1" },
+    ],
+    [
+      "writer-of-1.3-under-a-1.0-header",
+      "header.writer",
+      specs({ "m.header.writer": PYTHON_WRITER }),
+      { message: "a writer needs colocated\\.v1\\.3" },
     ],
     ["empty", "header", raw("specs", [])],
     ["no-header", "header", specs({ "m.header": undefined })],
@@ -730,6 +745,9 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
     ],
   ],
   // Bombs: a few bytes that claim a lot.
+  // Raised only by a reader that would unpickle (Python, with pickles allowed), when its
+  // Python or cloudpickle differs from the writer's: python/tests/test_writer.py.
+  "writer-mismatch": [],
   "limit-exceeded": [
     [
       "iota-of-2-to-the-40-devices",

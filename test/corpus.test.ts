@@ -44,8 +44,9 @@ describe("the bad-payload corpus", () => {
     }
   });
 
-  test("it covers every error code", () => {
-    expect(new Set(CORPUS_CASES.map((c) => c.code))).toEqual(new Set(DECODE_ERROR_CODES));
+  test("it covers every error code but the one only a reader that unpickles raises", () => {
+    const codes = DECODE_ERROR_CODES.filter((code) => code !== "writer-mismatch");
+    expect(new Set(CORPUS_CASES.map((c) => c.code))).toEqual(new Set(codes));
   });
 
   test.each(CORPUS_CASES.map((c) => [c.name]))("%s", (name) => {

@@ -8,7 +8,18 @@ import {
   PartitionSpec,
   ShapeDtypeStruct,
   treeFlatten,
+  type Writer,
 } from "../src";
+
+/** A Python writer (1.3) with every part it can name, as the vectors and seeds name it. */
+export const PYTHON_WRITER: Writer = {
+  library: "colocated-wire",
+  version: "0.1.0",
+  language: "python",
+  python: "3.12",
+  jax: "0.10.2",
+  cloudpickle: "3.1.1",
+};
 
 /** Device ids 0..n-1. */
 export function range(n: number, start = 0): number[] {

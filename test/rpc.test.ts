@@ -40,7 +40,7 @@ const V1_0 = { targetMinorVersion: 0 };
 
 /** The one worker most tests share: version 1.0 only, examples allowed, no pickles. */
 let shared: RunningWorker;
-/** Versions 1.1 to 1.2, the newest (min 1), examples and pickles allowed. */
+/** Versions 1.1 to 1.3, the newest (min 1), examples and pickles allowed. */
 let newer: RunningWorker;
 /** A worker the kill test may kill. */
 let doomed: RunningWorker;
@@ -64,7 +64,7 @@ beforeAll(async () => {
       "--min-version",
       "1",
       "--max-version",
-      "2",
+      "3",
     ]),
     startWorker(["--allow-module", EXAMPLES]),
   ]);
@@ -170,9 +170,9 @@ describe("a real colocated worker", () => {
     test("both sides agree at the lower maximum", async () => {
       const client = await connect(shared, { minVersion: 0, maxVersion: 1 });
       expect(client.version).toBe(0);
-      const newest = await connect(newer, { minVersion: 0, maxVersion: 3 });
+      const newest = await connect(newer, { minVersion: 0, maxVersion: 2 });
       expect(newest.version).toBe(2);
-      expect(newest.serverRange).toEqual({ minVersion: 1, maxVersion: 2 });
+      expect(newest.serverRange).toEqual({ minVersion: 1, maxVersion: 3 });
     });
 
     test("a client below the worker's minimum is refused, naming both ranges", async () => {
@@ -180,7 +180,7 @@ describe("a real colocated worker", () => {
       expect(error).toBeInstanceOf(VersionMismatchError);
       expect(error.code).toBe(status.FAILED_PRECONDITION);
       expect(error.message).toBe(
-        "no common colocated.v1 version: client supports 1.0–1.0, server 1.1–1.2",
+        "no common colocated.v1 version: client supports 1.0–1.0, server 1.1–1.3",
       );
     });
 
@@ -372,7 +372,7 @@ describe("a real colocated worker", () => {
         out,
       ]);
       const inputs = ["input-0.bin", "input-1.bin"].flatMap((name) => ["-i", join(out, name)]);
-      // demo writes colocated.v1.2, as the newest client does; `newer` reads it.
+      // demo writes colocated.v1.3, as the newest client does; `newer` reads it.
       const printed = execFileSync(
         "node",
         [CLI, "call", "-t", newer.target, program, ...inputs, "--out-dir", out],
@@ -391,7 +391,7 @@ describe("a real colocated worker", () => {
       expect(run.stderr).toBe("");
       expect(run.status).toBe(0);
       expect(run.stdout).toMatch(/^program payload: \d+ bytes/);
-      expect(run.stdout).toMatch(/colocated\.v1 version 1\.2 \(it supports 1\.0–1\.2\)/);
+      expect(run.stdout).toMatch(/colocated\.v1 version 1\.3 \(it supports 1\.0–1\.3\)/);
       expect(run.stdout).toMatch(/9 outputs:/);
       expect(run.stdout).toContain("loss = 0.3984375\n");
     }, 300_000);

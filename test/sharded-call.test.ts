@@ -123,7 +123,7 @@ describe("ShardedOutputs checks the worker's stream", () => {
   const spec = f32([8, 4], "x", "y");
   const message = () => {
     const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(spec);
-    return encodeSpecs(treedef, leaves);
+    return encodeSpecs(treedef, leaves, { targetMinorVersion: 2 });
   };
   const chunk = (offset: number, bytes: number, index?: ShardIndex, last = false, leaf = 0) => ({
     leaf,
@@ -217,7 +217,7 @@ describe("into takes any ArrayBufferView, and anything else is refused at the ca
     checkShardedCall([], [], { into: into as ArrayBufferView[] }).into;
   const payload = () => {
     const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(spec);
-    return encodeSpecs(treedef, leaves);
+    return encodeSpecs(treedef, leaves, { targetMinorVersion: 2 });
   };
 
   test("each buffer becomes a Uint8Array on exactly its bytes; a Uint8Array is itself", () => {

@@ -77,8 +77,9 @@ describe("the value vectors", () => {
     expect(back.treedef.equals(model.treedef)).toBe(true);
     expect(back.leaves.length).toBe(model.leaves.length);
     for (const [i, leaf] of back.leaves.entries()) expectSameLeaf(leaf, model.leaves[i]);
-    expect(encodeValue(back.treedef, back.leaves)).toEqual(bytes);
-    expect(encodeValue(model.treedef, model.leaves)).toEqual(bytes);
+    const forItsVersion = { targetMinorVersion: 2 }; // the vectors are written for 1.2
+    expect(encodeValue(back.treedef, back.leaves, forItsVersion)).toEqual(bytes);
+    expect(encodeValue(model.treedef, model.leaves, forItsVersion)).toEqual(bytes);
   });
 
   test("value_shardings_1_2: one device list, one mesh, the equal shardings one entry", () => {
@@ -166,7 +167,7 @@ describe("value payloads need colocated.v1.2", () => {
     const error = decodeError(message(tree), { maxMinorVersion: 1 });
     expect([error.path, error.code]).toEqual(["header.kind", "unsupported-version"]);
     expect(error.detail).toBe("a value payload needs colocated.v1.2; the agreed version is 1.1");
-    expect(decodeValue(encode(tree), { maxMinorVersion: 2 }).leaves).toEqual(tree);
+    expect(decodeValue(encode(tree, 2), { maxMinorVersion: 2 }).leaves).toEqual(tree);
   });
 
   test("a value payload is no specs payload, and the other way round", () => {

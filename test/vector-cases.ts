@@ -22,10 +22,12 @@ import {
   tuple,
   UNCONSTRAINED,
   type ValueLeaf,
+  type Writer,
 } from "../src";
 import { dtypeSince } from "../src/entries/array-spec";
 import { exampleProgram } from "../src/example";
 import { DefaultDict, OrderedDict } from "../src/model/tree-values";
+import { PYTHON_WRITER } from "./fixtures";
 
 /**
  * The conformance cases, built from the TypeScript model. python/tests/vector_cases.py builds
@@ -52,10 +54,10 @@ function specs(tree: unknown, options: EncodeOptions = V1_0): Uint8Array {
 /** The 1.1 cases are written for a 1.1 reader. */
 const V1_1 = { targetMinorVersion: 1 };
 
-/** A value payload (colocated.v1.2) of any pytree, at the default target, 1.2. */
+/** A value payload (colocated.v1.2) of any pytree, written for a 1.2 reader. */
 function value(tree: unknown): Uint8Array {
   const { treedef, leaves } = treeFlatten<ValueLeaf>(tree);
-  return encodeValue(treedef, leaves);
+  return encodeValue(treedef, leaves, { targetMinorVersion: 2 });
 }
 
 /** arange(16).reshape(2, 2, 4).transpose(2, 0, 1): a 4x2x2 mesh whose device order is transposed. */
@@ -429,9 +431,9 @@ export const VECTOR_CASES: VectorCase[] = [
   {
     name: "newer_minor_version",
     bytes: () => {
-      // What a minor version 3 peer might write: new fields at every level and a new entry kind.
+      // What a minor version 4 peer might write: new fields at every level and a new entry kind.
       const message = SpecsPayload.decode(VECTOR_CASES[2].bytes());
-      message.header!.minorVersion = 3;
+      message.header!.minorVersion = 4;
       message._unknownFields = { [20 * 8 + 2]: [new Uint8Array([3, 1, 2, 3])] };
       message.header!._unknownFields = { [9 * 8]: [new Uint8Array([1])] };
       message.specs!.treedef!._unknownFields = { [12 * 8 + 2]: [new Uint8Array([2, 104, 105])] };
@@ -446,4 +448,31 @@ export const VECTOR_CASES: VectorCase[] = [
     },
   },
   ...Object.entries(VALUE_TREES).map(([name, tree]) => ({ name, bytes: () => value(tree()) })),
+  {
+    // 1.3: the header names its writer, here a Python one with every part it can say.
+    name: "writer_python_1_3",
+    bytes: () => {
+      const mesh = mesh2x4();
+      return specs([f32([8, 4], new NamedSharding(mesh, new P("x", "y")))], {
+        writer: PYTHON_WRITER,
+      });
+    },
+  },
+  {
+    // 1.3: a TypeScript writer names its library, version and language only.
+    name: "writer_typescript_1_3",
+    bytes: () => {
+      const program: Program = {
+        function: new FunctionRef("vector_cases", "double"),
+        inputs: treeFlatten<ShapeDtypeStruct>([f32([8], new SingleDeviceSharding(0))]),
+        devices: new DeviceList([0]),
+      };
+      const writer: Writer = {
+        library: "colocated-wire",
+        version: "0.1.0",
+        language: "typescript",
+      };
+      return encodeProgram(program, { writer });
+    },
+  },
 ];

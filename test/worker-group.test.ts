@@ -11,6 +11,7 @@ import {
   NamedSharding,
   PartitionSpec,
   type Program,
+  SCHEMA_MINOR_VERSION,
   ShapeDtypeStruct,
 } from "../src";
 import { main } from "../src/cli/main";
@@ -453,7 +454,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
       startWorker(["--devices", "4", "--min-version", "1"]),
     ]);
     const [old, plain, newer] = alone;
-    // The plain worker alone would speak 1.2; with one that stops at 1.0, both speak 1.0.
+    // The plain worker alone would speak the newest; with one that stops at 1.0, both speak 1.0.
     const clients = await connectAll([plain.target, old.target], {});
     expect(clients.map((c) => c.version)).toEqual([0, 0]);
     for (const c of clients) c.close();
@@ -463,7 +464,7 @@ describe("a WorkerGroup of two workers as one JAX job", () => {
     );
     expect(mismatch).toBeInstanceOf(VersionMismatchError);
     expect((mismatch as Error).message).toBe(
-      `no colocated.v1 version that every worker accepts: ${old.target} supports 1.0–1.0, ${newer.target} 1.1–1.2`,
+      `no colocated.v1 version that every worker accepts: ${old.target} supports 1.0–1.0, ${newer.target} 1.1–1.${SCHEMA_MINOR_VERSION}`,
     );
     const error = await connect([old, plain]).then(
       () => undefined,

@@ -33,6 +33,7 @@ from colocated_wire.errors import (
 )
 from colocated_wire.functions import UnloadedFunction
 from colocated_wire.limits import DecodeLimits
+from colocated_wire.payload.writer import Writer, describe_writer, payload_writer, this_writer
 from colocated_wire.unknown import UnknownEntry, UnknownValue
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 
@@ -52,11 +53,15 @@ __all__ = [
     "UnknownEntry",
     "UnknownValue",
     "UnloadedFunction",
+    "Writer",
+    "describe_writer",
     "deserialize_program",
     "deserialize_specs",
     "deserialize_value",
     "diff",
+    "payload_writer",
     "serialize_program",
     "serialize_specs",
     "serialize_value",
+    "this_writer",
 ]

@@ -11,6 +11,7 @@ ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
@@ -23,8 +24,9 @@ from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import DecodeError
+from colocated_wire.functions import UnloadedFunction
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
-from colocated_wire.payload import function, specs, value
+from colocated_wire.payload import function, specs, value, writer
 from colocated_wire.payload.header import parse_payload
 from colocated_wire.provenance import Origin, remember
 from colocated_wire.table.check_table import CheckContext, check_table
@@ -52,6 +54,8 @@ def deserialize_specs(
     msg, unknown_fields, refs, at = _checked_table(
         data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
     )
+    if allow_pickle:
+        writer.check_pickles(msg)
     shape = specs.check(_part(msg, "specs"), at("specs"))
 
     objects = lift_table(refs)
@@ -86,6 +90,8 @@ def deserialize_program(
         limits,
         max_minor_version,
     )
+    if allow_pickle:
+        writer.check_pickles(msg)
     # The parts in field order: devices, function, input specs, output specs.
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")
@@ -106,6 +112,8 @@ def deserialize_program(
     fun = function.lift(
         msg.function, LiftContext(objects, None), allow_pickle, allowed_modules, allowed_functions
     )
+    if isinstance(fun, UnloadedFunction) and fun.pickle and msg.header.HasField("writer"):
+        fun = dataclasses.replace(fun, writer=writer.lift(msg.header.writer))
     devices = objects[msg.devices]
     if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
@@ -134,6 +142,8 @@ def deserialize_value(
     msg, _, refs, at = _checked_table(
         data, payload_pb2.ValuePayload, payload_pb2.PAYLOAD_KIND_VALUE, limits, max_minor_version
     )
+    if allow_pickle:
+        writer.check_pickles(msg)
     minor = msg.header.minor_version
     shape = value.check(_part(msg, "value"), at("value"))
 

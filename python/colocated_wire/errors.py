@@ -33,6 +33,7 @@ DECODE_ERROR_CODES = frozenset(
         "invalid-tree",
         "invalid-value",
         "limit-exceeded",
+        "writer-mismatch",
     }
 )
 

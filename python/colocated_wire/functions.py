@@ -22,9 +22,12 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from colocated_wire.errors import FunctionNotAllowedError, FunctionNotAvailableError, LiftError
+
+if TYPE_CHECKING:
+    from colocated_wire.payload.writer import Writer
 
 
 def name_of(fun: Callable) -> tuple[str, str] | None:
@@ -107,6 +110,9 @@ class UnloadedFunction:
     shared: tuple[Any, ...] = ()
     # The `Function` message of a kind from a newer minor version, written back unchanged.
     unknown: bytes = b""
+    # Who wrote the pickle, as its payload named it (1.3): written again with it, as this
+    # process did not write it.
+    writer: Writer | None = None
 
     def __call__(self, *args, **kwargs):
         raise FunctionNotAvailableError(self.reason)

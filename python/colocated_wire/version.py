@@ -5,4 +5,4 @@ counts additions an older reader can carry through without understanding.
 """
 
 SCHEMA_MAJOR_VERSION = 1
-SCHEMA_MINOR_VERSION = 2
+SCHEMA_MINOR_VERSION = 3

@@ -186,6 +186,12 @@ PROGRAM_CASES: dict[str, Any] = {
         "devices": list(range(8)),
     },
 }
+# colocated.v1.3: the same program, its header naming a fixed writer (one every version writes
+# alike), which a reader keeps when it writes the program again.
+PROGRAM_CASES["program_affine_writer"] = {
+    **PROGRAM_CASES["program_affine"],
+    "writer": {"library": "colocated-wire", "version": "0.1.0", "language": "python"},
+}
 CASES = {**SPECS_CASES, **CARRIER_CASES, **PROGRAM_CASES, **VALUE_CASES}
 
 # --- Building JAX objects from the descriptions --------------------------------------------
@@ -326,7 +332,9 @@ def encode(name: str) -> bytes:
     from colocated_wire.plugin.carrier import from_carrier
 
     if name in PROGRAM_CASES:
-        return colocated_wire.serialize_program(*build_program(PROGRAM_CASES[name]))
+        d = PROGRAM_CASES[name]
+        writer = colocated_wire.Writer(**d["writer"]) if "writer" in d else None
+        return colocated_wire.serialize_program(*build_program(d), writer=writer)
     if name in VALUE_CASES:
         return colocated_wire.serialize_value(build_value(VALUE_CASES[name]))
     if name in CARRIER_CASES:
@@ -405,7 +413,8 @@ def read_case(name: str, data: bytes) -> str:
     try:
         if name in PROGRAM_CASES:
             got = colocated_wire.deserialize_program(data, allowed_modules=ALLOWED_MODULES)
-            again = colocated_wire.serialize_program(*got)
+            writer = colocated_wire.payload_writer(data)  # re-sent as its writer wrote it
+            again = colocated_wire.serialize_program(*got, writer=writer)
         elif name in VALUE_CASES:
             got = colocated_wire.deserialize_value(data, allowed_modules=ALLOWED_MODULES)
             again = colocated_wire.serialize_value(got)

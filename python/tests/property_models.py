@@ -187,9 +187,11 @@ def build_program(desc: dict) -> tuple:
 
 
 def serialize(desc: dict) -> bytes:
-    """The canonical bytes of a description's model: its program if it has one, else its specs."""
+    """The canonical bytes of a description's model: its program if it has one, else its specs.
+    No writer is named (TypeScript names none unless asked; Python would name itself when the
+    program's function is pickled)."""
     if desc.get("program"):
-        return serialize_program(*build_program(desc))
+        return serialize_program(*build_program(desc), writer=None)
     return serialize_specs(*build_specs(desc))
 
 

@@ -40,7 +40,8 @@ def options(want) -> dict:
 
 def test_the_corpus_covers_every_code():
     assert len(CASES) > 100
-    assert {expectation(name)["code"] for name in CASES} == DECODE_ERROR_CODES
+    # But writer-mismatch, raised only where pickles would load: test_writer.py.
+    assert {expectation(name)["code"] for name in CASES} == DECODE_ERROR_CODES - {"writer-mismatch"}
 
 
 def test_every_case_has_its_bytes_and_only_known_keys():

@@ -19,7 +19,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import colocated_wire
-from colocated_wire import serialize_program, serialize_specs, serialize_value
+from colocated_wire import Writer, serialize_program, serialize_specs, serialize_value
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.diff import DiffInputError, PayloadDiff, diff
 
@@ -27,9 +27,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "dist" / "src" / "cli" / "main.js"
 
 
-def _specs(tree) -> bytes:
+def _flat(tree):
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return serialize_specs(treedef, leaves)
+    return treedef, leaves
+
+
+def _specs(tree) -> bytes:
+    return serialize_specs(*_flat(tree))
 
 
 def _lines(a: bytes, b: bytes) -> list[str]:
@@ -250,6 +254,12 @@ def test_the_typescript_cli_gives_the_same_result(meshes, devices, tmp_path):
             serialize_value((swapped, jnp.dtype("bfloat16"), [jnp.dtype("int8")])),
         ),
     }
+    older = Writer("colocated-wire", "0.1.0", "python", "3.11", "0.9.2")
+    pairs["writer"] = (
+        serialize_specs(*_flat([leaf]), writer=older),
+        serialize_specs(*_flat([leaf]), writer=Writer("colocated-wire", "0.2.0", "typescript")),
+    )
+    pairs["writer added"] = (_specs([leaf]), serialize_specs(*_flat([leaf]), writer=older))
     for name, (a, b) in pairs.items():
         ours = diff(a, b)
         assert _cli_json(tmp_path, name, a, b) == json.loads(json.dumps(ours.to_json())), name

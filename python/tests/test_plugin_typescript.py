@@ -17,8 +17,10 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import sys
 from pathlib import Path
 
+import cloudpickle
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,7 +31,7 @@ from jax.experimental.colocated_python import func
 from jax.sharding import NamedSharding, PartitionSpec
 from local_node import local_node_class
 
-from colocated_wire import deserialize_program, deserialize_specs, plugin
+from colocated_wire import __version__, deserialize_program, deserialize_specs, plugin
 from colocated_wire._gen.colocated.v1 import payload_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +119,12 @@ def test_inspect_lists_the_table_the_payload_holds(written, name):
     size = len(message.SerializeToString())
     assert out[0].startswith(f"{kind} payload: {size} bytes, table ")
     assert out[0].endswith(f" in {len(entries)} entries")
-    rows = out[3 : 3 + len(entries)]
+    if name == "function.bin":  # a pickle, so the writer is named (1.3)
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        assert out[1].startswith(f"written by colocated-wire {__version__} (python {python}, jax ")
+        assert out[1].endswith(f", cloudpickle {cloudpickle.__version__})")
+    header = next(i for i, line in enumerate(out) if line.split()[:1] == ["index"])
+    rows = out[header + 1 : header + 1 + len(entries)]
     for index, (row, entry) in enumerate(zip(rows, entries, strict=True)):
         cells = row.split()
         kind_name = entry.WhichOneof("kind")

@@ -25,7 +25,7 @@ from colocated_wire import (
 )
 from colocated_wire._gen.colocated.v1 import payload_pb2, table_pb2, tree_pb2
 from colocated_wire.entries.array_spec import DTYPE_NAMES, DTYPE_SINCE, DTYPES, KEY_TYPE_SINCE
-from colocated_wire.schema_version import enum_since
+from colocated_wire.schema_version import enum_since, field_since
 
 IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
 
@@ -56,7 +56,11 @@ def test_the_schema_says_what_1_1_added():
 def test_the_schema_says_what_1_2_added():
     kinds = enum_since(payload_pb2.PayloadKind.DESCRIPTOR)
     assert {k: v for k, v in kinds.items() if v} == {payload_pb2.PAYLOAD_KIND_VALUE: 2}
-    assert SCHEMA_MINOR_VERSION == 2
+
+
+def test_the_schema_says_what_1_3_added():
+    assert field_since(payload_pb2.Header.DESCRIPTOR, "writer") == 3
+    assert SCHEMA_MINOR_VERSION == 3
 
 
 @pytest.mark.parametrize("dtype", NEW_DTYPES, ids=str)
@@ -153,18 +157,18 @@ def test_a_target_this_encoder_cannot_write_is_refused(target):
     with pytest.raises(EncodeError) as info:
         serialize_specs(*_one(np.float32), target_minor_version=target)
     assert info.value.path == "header.minor_version"
-    assert info.value.detail == f"target minor version {target}: this encoder writes 1.0 to 1.2"
+    assert info.value.detail == f"target minor version {target}: this encoder writes 1.0 to 1.3"
 
 
 def test_a_newer_payload_carried_through_keeps_its_version_or_refuses_an_older_target(devices):
     data = _vector("newer_minor_version")
-    assert payload_pb2.SpecsPayload.FromString(data).header.minor_version == 3  # newer than 1.2
+    assert payload_pb2.SpecsPayload.FromString(data).header.minor_version == 4  # newer than 1.3
     treedef, leaves = deserialize_specs(data)
     assert serialize_specs(treedef, leaves) == data
     with pytest.raises(EncodeError) as info:
         serialize_specs(treedef, leaves, target_minor_version=SCHEMA_MINOR_VERSION)
     assert info.value.path == "header.minor_version"
-    assert info.value.detail == "carries fields of colocated.v1.3; the target is 1.2"
+    assert info.value.detail == "carries fields of colocated.v1.4; the target is 1.3"
 
 
 def _key_payload(impl: str, key_shape: list[int]) -> bytes:

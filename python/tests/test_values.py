@@ -258,7 +258,7 @@ def test_a_header_before_1_2_is_refused_naming_1_2(devices):
 
 @pytest.mark.parametrize("agreed", [0, 1])
 def test_a_reader_agreed_on_a_version_before_1_2_reads_no_value(devices, agreed):
-    data = serialize_value(_mesh(devices))
+    data = serialize_value(_mesh(devices), target_minor_version=2)
     assert deserialize_value(data, max_minor_version=2) == _mesh(devices)
     with pytest.raises(DecodeError) as e:
         deserialize_value(data, max_minor_version=agreed)

@@ -10,7 +10,7 @@ from test_worker_drain import Worker
 from test_worker_programs import load, service
 
 from colocated_wire import examples
-from colocated_wire._gen.colocated.v1 import service_pb2_grpc
+from colocated_wire._gen.colocated.v1 import payload_pb2, service_pb2_grpc
 from colocated_wire.diff.nearest import ENV
 from colocated_wire.worker import explain as worker_explain
 from colocated_wire.worker.main import parse_args
@@ -133,3 +133,20 @@ def test_the_flag_and_its_default_from_the_environment(monkeypatch):
     assert (parse_args([]).explain, parse_args(["--explain"]).explain) == (False, True)
     monkeypatch.setenv(ENV, "1")
     assert (parse_args([]).explain, parse_args(["--no-explain"]).explain) == (True, False)
+
+
+def test_a_client_that_now_runs_another_python_shows_as_a_writer_change(mesh, capsys):
+    spec = float_spec(mesh)
+    with served(explaining()) as stub:
+        for python in ("3.11", "3.12"):  # one program, from clients of two Pythons
+            prog = program(examples.affine, mesh, spec, spec, spec, version=3)
+            prog.header.writer.CopyFrom(
+                payload_pb2.Writer(
+                    library="colocated-wire", version="0.1.0", language=2, python=python
+                )
+            )
+            load(stub, prog, 3)
+    (text,) = said(capsys.readouterr().err)
+    assert text.endswith(
+        "\n  writer colocated-wire 0.1.0 (python 3.11) to colocated-wire 0.1.0 (python 3.12)"
+    )

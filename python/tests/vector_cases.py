@@ -19,6 +19,8 @@ from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 from jax_limits import AxisType, typed_mesh
 
+from colocated_wire.payload.writer import Writer
+
 Point = collections.namedtuple("Point", ["x", "y"])
 Point.__module__ = "vector_cases"
 
@@ -398,6 +400,24 @@ def value_function_1_2(devices):
     return (add_one, None, None, None, None, None)
 
 
+def writer_python_1_3(devices):
+    """colocated.v1.3: the header names its writer, a Python one with every part it can say."""
+    return _specs([_f32((8, 4), NamedSharding(_mesh_2x4(devices), P("x", "y")))])
+
+
+def writer_typescript_1_3(devices):
+    """colocated.v1.3: a TypeScript writer names its library, version and language only."""
+    in_treedef, in_leaves = _specs([_f32((8,), SingleDeviceSharding(devices[0]))])
+    return double, in_treedef, in_leaves, None, None, tuple(devices[:1])
+
+
+# The writer each 1.3 case names (the others name none).
+WRITERS = {
+    "writer_python_1_3": Writer("colocated-wire", "0.1.0", "python", "3.12", "0.10.2", "3.1.1"),
+    "writer_typescript_1_3": Writer("colocated-wire", "0.1.0", "typescript"),
+}
+
+
 SPECS_CASES = {
     f.__name__: f
     for f in (
@@ -416,9 +436,10 @@ SPECS_CASES = {
         ordered_dicts_1_0,
         single_device,
         gspmd,
+        writer_python_1_3,
     )
 }
-PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program)}
+PROGRAM_CASES = {f.__name__: f for f in (program_by_name, example_program, writer_typescript_1_3)}
 # Values (colocated.v1.2), each written for the latest minor version.
 VALUE_CASES = {
     f.__name__: f
@@ -433,6 +454,7 @@ TARGET_MINOR_VERSIONS = {
     "shared_subtrees_1_1": 1,
     "key_pool_1_1": 1,
     **dict.fromkeys(VALUE_CASES, 2),
+    **dict.fromkeys(WRITERS, 3),
 }
 # Written by a newer minor version; built only in TypeScript, read by both.
 FOREIGN_CASES = ("newer_minor_version",)

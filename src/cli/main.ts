@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { Command } from "commander";
 import { canonicalizePayload } from "../canonicalize";
 import { payloadFromJson, payloadToJson } from "../json-form";
+import { PACKAGE_VERSION } from "../package-version";
 import { toBase64Text } from "./base64-text";
 import { callCommand } from "./call";
 import { demoCommand } from "./demo";
@@ -10,14 +11,13 @@ import { diffCommand } from "./diff";
 import { reportOf, UsageError } from "./errors";
 import { readJson, readPayload, writeBinaryToStdout, writeOutput } from "./files";
 import { inspectCommand } from "./inspect-page";
-import { packageVersion } from "./package-version";
 import { topologyCommand } from "./topology";
 
 /** Builds the colocated-wire command line. */
 export function buildCli(): Command {
   const program = new Command("colocated-wire")
     .description("Inspect, decode and encode colocated.v1 payloads of JAX colocated Python.")
-    .version(packageVersion(), "-V, --version", "print the package's version");
+    .version(PACKAGE_VERSION, "-V, --version", "print the package's version");
 
   program.addCommand(demoCommand());
 

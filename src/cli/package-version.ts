@@ -11,8 +11,3 @@ export function packageRoot(): string {
     if (dirname(dir) === dir) throw new Error(`${__dirname}: no colocated-wire package.json above`);
   }
 }
-
-/** The package's version, from its package.json. */
-export function packageVersion(): string {
-  return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
-}

@@ -8,7 +8,13 @@ import { DecodeError } from "../errors";
 import { EntryComparison, sameNumbers } from "./compare-entries";
 import { Groups, type LocatedGroup } from "./groups";
 import { LeafRuns } from "./leaf-runs";
-import { devicesCauses, functionCause, headerCause, partCause } from "./payload-causes";
+import {
+  devicesCauses,
+  functionCause,
+  headerCause,
+  partCause,
+  writerCause,
+} from "./payload-causes";
 import { DIFF_VERSION, type PayloadDiff } from "./payload-diff";
 import { type DiffSide, readSide } from "./read-side";
 import { walkTrees } from "./tree-walk";
@@ -74,6 +80,8 @@ function compareSides(a: DiffSide, b: DiffSide): { groups: Groups; differingLeav
   let differingLeaves = 0;
   const header = headerCause(a, b);
   if (header) groups.add(header, null, 0);
+  const writer = writerCause(a, b);
+  if (writer) groups.add(writer, null, 0);
   if (a.kind === "program") {
     const fn = functionCause(a, b, entries);
     if (fn) groups.add(fn, null, 0);

@@ -1,8 +1,9 @@
 /**
- * What differs outside the trees: the header's schema version, a program's function and
- * devices, and a part one side lacks. Python: diff/payload_causes.py.
+ * What differs outside the trees: the header's schema version and writer, a program's
+ * function and devices, and a part one side lacks. Python: diff/payload_causes.py.
  */
 import { FunctionRef, PickledFunction, type Program } from "../model/program";
+import { describeWriter } from "../payload/writer";
 import { type EntryComparison, sameNumbers } from "./compare-entries";
 import { change, countText, thousands } from "./describe";
 import { type Cause, valueCause } from "./groups";
@@ -15,6 +16,16 @@ export function headerCause(a: DiffSide, b: DiffSide): Cause | undefined {
   if (ma === mb) return undefined;
   const text = `schema version ${change(`colocated.v1.${ma}`, `colocated.v1.${mb}`)}`;
   return valueCause("header", ma, mb, text);
+}
+
+/** Who wrote the payloads (1.3), when their headers name different writers or only one does. */
+export function writerCause(a: DiffSide, b: DiffSide): Cause | undefined {
+  const [wa, wb] = [
+    a.writer ? describeWriter(a.writer) : null,
+    b.writer ? describeWriter(b.writer) : null,
+  ];
+  if (wa === wb) return undefined;
+  return valueCause("writer", wa, wb, `writer ${change(wa ?? "unnamed", wb ?? "unnamed")}`);
 }
 
 /** A program's function: its name, or its pickle and the entries the pickle refers to. */

@@ -12,8 +12,10 @@ export const DIFF_VERSION = 1;
 
 /** What a group's difference is about; docs/diff.md lists the `a` and `b` of each. */
 export type DiffCause =
-  // The payload: its header, a program's function and devices, a part one side lacks.
+  // The payload: its header's version and writer, a program's function and devices, a part
+  // one side lacks.
   | "header"
+  | "writer"
   | "function"
   | "devices"
   | "part"

@@ -11,6 +11,7 @@ import type { Program, SharedObject } from "../model/program";
 import type { TreeNode } from "../model/tree";
 import type { ValueLeaf } from "../model/value-leaf";
 import type { PayloadKindName } from "../payload/header";
+import { lift as liftWriter, type Writer } from "../payload/writer";
 
 /** One tree of a payload: "specs", a program's "input" and "output", or "value". */
 export interface PartSide {
@@ -28,6 +29,8 @@ export interface DiffSide {
   kind: PayloadKindName;
   bytes: number;
   minorVersion: number;
+  /** Who wrote it, when its header says (1.3). */
+  writer?: Writer;
   /** The table's objects by index, one per entry. */
   objects: readonly SharedObject[];
   /** By index, the entry each one refers to (a sharding, a mesh, a device list), -1 for none. */
@@ -51,6 +54,7 @@ export function readSide(bytes: Uint8Array): DiffSide {
     kind: decoded.kind,
     bytes: bytes.length,
     minorVersion: message.header?.minorVersion ?? 0,
+    writer: message.header?.writer && liftWriter(message.header.writer),
     objects,
     references: referencesOf(entries),
     parts: [],

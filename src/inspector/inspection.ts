@@ -9,6 +9,7 @@ import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { check as checkTree, expandLeaves } from "../entries/treedef";
 import { DEFAULT_LIMITS } from "../limits";
 import { type PayloadKindName, payloadKindOf } from "../payload/header";
+import { describeWriter, payloadWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
 
 /** One table entry as inspect shows it. */
@@ -44,6 +45,8 @@ export interface Inspection {
   inlinedBytes: number;
   /** A value payload's leaves, in leaf order; empty for the other kinds. */
   values: ValueLeafRow[];
+  /** Who wrote it, when its header says (1.3). */
+  writer?: Writer;
 }
 
 /** Validates a payload and describes its table, its size, and what sharing saves. */
@@ -72,13 +75,15 @@ export function inspectPayload(bytes: Uint8Array): Inspection {
     else rows[ref].fields.push(where);
     inlinedBytes += inlined[ref];
   }
-  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes, values };
+  const writer = payloadWriter(bytes);
+  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes, values, writer };
 }
 
 /** Renders an inspection as the text the CLI prints. */
 export function formatInspection(inspection: Inspection): string {
   const lines = [
     `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries${leafSummary(inspection)}`,
+    ...(inspection.writer ? [`written by ${describeWriter(inspection.writer)}`] : []),
     "",
     `${"index".padStart(5)}  ${"kind".padEnd(22)} ${"bytes".padStart(7)}  referred to by`,
   ];

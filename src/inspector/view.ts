@@ -12,6 +12,7 @@ import {
 import type { TreeNode } from "../model/tree";
 import type { Value, ValueLeaf } from "../model/value-leaf";
 import { PAYLOAD_KINDS } from "../payload/header";
+import { lift as liftWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
 import { type EntryRow, inspectPayload } from "./inspection";
 import { type SectionBytes, sectionBytes } from "./sections";
@@ -55,7 +56,7 @@ export type FunctionView =
 export interface PayloadView {
   payloadBytes: number;
   /** What could be read of the header, or null when not even that could. */
-  header: { majorVersion: number; minorVersion: number; kind: string } | null;
+  header: { majorVersion: number; minorVersion: number; kind: string; writer?: Writer } | null;
   sections: SectionBytes | null;
   /** Why the payload does not decode, or null. */
   error: { path: string; code: string; detail: string } | null;
@@ -130,7 +131,10 @@ function headerOf(bytes: Uint8Array): PayloadView["header"] {
     const header = PayloadEnvelope.decode(bytes).header;
     if (!header) return null;
     const kind = PAYLOAD_KINDS.name(header.kind) ?? `unknown (${header.kind})`;
-    return { majorVersion: header.majorVersion, minorVersion: header.minorVersion, kind };
+    const { majorVersion, minorVersion } = header;
+    return header.writer
+      ? { majorVersion, minorVersion, kind, writer: liftWriter(header.writer) }
+      : { majorVersion, minorVersion, kind };
   } catch {
     return null;
   }

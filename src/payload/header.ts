@@ -15,6 +15,7 @@ import { type PackedIds, type PackedRecord, readPackedIds } from "../packed-ids"
 import { requireVersion, valueSince, versionName } from "../schema-version";
 import { SCHEMA_MAJOR_VERSION } from "../version";
 import { scanWire } from "../wire-scan";
+import * as writer from "./writer";
 
 /** A payload kind by name: PAYLOAD_KIND_VALUE is "value". */
 export type PayloadKindName = Lowercase<Suffixes<typeof PayloadKind, "PAYLOAD_KIND_">>;
@@ -148,6 +149,7 @@ function checkHeader(header: Header | undefined, kind: PayloadKind, options: Dec
     const detail = `minor version ${header.minorVersion} is newer than the agreed ${maxMinorVersion}`;
     throw new DecodeError("header.minor_version", "unsupported-version", detail);
   }
+  writer.check(header);
   if (header.kind !== kind) {
     const detail = `this is a ${kindName(header.kind)} payload, not a ${kindName(kind)} payload`;
     throw new DecodeError("header.kind", "wrong-payload-kind", detail);

@@ -21,7 +21,7 @@ import {
 } from "../../src";
 import { dtypeSince } from "../../src/entries/array-spec";
 import { specs } from "../corpus-builders";
-import { range } from "../fixtures";
+import { PYTHON_WRITER, range } from "../fixtures";
 
 /** A valid payload the fuzzer starts from. */
 export interface Seed {
@@ -115,6 +115,11 @@ function programs(): Record<string, Uint8Array> {
       V1_0,
     ),
     "program-pickled": encodeProgram({ function: pickled, inputs, devices }, V1_0),
+    // 1.3: its header names the Python writer of its pickle.
+    "program-pickled-writer": encodeProgram(
+      { function: pickled, inputs, devices },
+      { writer: PYTHON_WRITER },
+    ),
   };
 }
 

@@ -16,6 +16,7 @@ from colocated_wire.diff.payload_causes import (
     function_cause,
     header_cause,
     part_cause,
+    writer_cause,
 )
 from colocated_wire.diff.payload_diff import PayloadDiff
 from colocated_wire.diff.read_side import DiffSide, read_side
@@ -62,6 +63,9 @@ def _compare_sides(a: DiffSide, b: DiffSide) -> tuple[list, int]:
     header = header_cause(a, b)
     if header is not None:
         groups.add(header, None, 0)
+    writer = writer_cause(a, b)
+    if writer is not None:
+        groups.add(writer, None, 0)
     if a.kind == "program":
         fn = function_cause(a, b, entries)
         if fn is not None:

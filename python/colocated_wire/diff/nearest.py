@@ -19,6 +19,7 @@ from colocated_wire.diff.diff_payloads import diff
 from colocated_wire.diff.format_diff import format_diff
 from colocated_wire.diff.payload_diff import PayloadDiff
 from colocated_wire.encode import serialize_program
+from colocated_wire.payload.writer import Writer
 
 # The groups a summary names before "and N more".
 GROUPS_SHOWN = 3
@@ -45,10 +46,19 @@ def specialization(
     devices: Any,
     *,
     allow_pickle: bool = False,
+    writer: Writer | None = None,
 ) -> bytes:
-    """A specialization's bytes: a program of `stand_in`, these specs and devices."""
+    """A specialization's bytes: a program of `stand_in`, these specs and devices, and the
+    writer that wrote them (none: the diff then shows no writer change)."""
     return serialize_program(
-        stand_in, in_treedef, in_leaves, out_treedef, out_leaves, devices, allow_pickle=allow_pickle
+        stand_in,
+        in_treedef,
+        in_leaves,
+        out_treedef,
+        out_leaves,
+        devices,
+        allow_pickle=allow_pickle,
+        writer=writer,
     )
 
 

@@ -1,5 +1,5 @@
-"""What differs outside the trees: the header's schema version, a program's function and
-devices, and a part one side lacks. TypeScript: src/diff/payload-causes.ts."""
+"""What differs outside the trees: the header's schema version and writer, a program's
+function and devices, and a part one side lacks. TypeScript: src/diff/payload-causes.ts."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from colocated_wire.diff.compare_entries import EntryComparison
 from colocated_wire.diff.describe import change, count_text, thousands
 from colocated_wire.diff.groups import Cause, value_cause
 from colocated_wire.diff.read_side import DiffSide
+from colocated_wire.payload.writer import describe_writer
 
 
 def header_cause(a: DiffSide, b: DiffSide) -> Cause | None:
@@ -18,6 +19,15 @@ def header_cause(a: DiffSide, b: DiffSide) -> Cause | None:
         return None
     text = f"schema version {change(f'colocated.v1.{ma}', f'colocated.v1.{mb}')}"
     return value_cause("header", ma, mb, text)
+
+
+def writer_cause(a: DiffSide, b: DiffSide) -> Cause | None:
+    """Who wrote the payloads (1.3), when their headers name different writers or only one does."""
+    wa = describe_writer(a.writer) if a.writer else None
+    wb = describe_writer(b.writer) if b.writer else None
+    if wa == wb:
+        return None
+    return value_cause("writer", wa, wb, f"writer {change(wa or 'unnamed', wb or 'unnamed')}")
 
 
 def function_cause(a: DiffSide, b: DiffSide, entries: EntryComparison) -> Cause | None:

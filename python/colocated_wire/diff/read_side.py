@@ -20,6 +20,7 @@ from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS
 from colocated_wire.payload import function, specs, value
 from colocated_wire.payload.header import parse_payload, payload_kind
+from colocated_wire.payload.writer import Writer, payload_writer
 from colocated_wire.schema_version import require_version
 from colocated_wire.table.check_table import CheckContext, check_table
 from colocated_wire.table.references import References
@@ -91,6 +92,7 @@ class DiffSide:
     values: dict[int, payload_pb2.ValueLeaf] = dataclasses.field(default_factory=dict)
     function: payload_pb2.Function | None = None  # a program's
     devices: int | None = None  # a program's device list entry
+    writer: Writer | None = None  # who wrote it, when its header says (1.3)
 
 
 _NAMES = {
@@ -103,11 +105,10 @@ _NAMES = {
 def read_side(data: bytes) -> DiffSide:
     """Parses and checks a payload for the diff; raises DecodeError as decoding does."""
     kind = _NAMES.get(payload_kind(data, DEFAULT_LIMITS), "specs")  # else specs says why
-    if kind == "specs":
-        return _read_specs(data)
-    if kind == "program":
-        return _read_program(data)
-    return _read_value(data)
+    read = {"specs": _read_specs, "program": _read_program}.get(kind, _read_value)
+    side = read(data)
+    side.writer = payload_writer(data)
+    return side
 
 
 def _read_specs(data: bytes) -> DiffSide:

@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DecodeLimits
+from colocated_wire.payload import writer
 from colocated_wire.schema_version import enum_since, require_version, version_name
 from colocated_wire.version import SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION
 from colocated_wire.wire_scan import scan_wire
@@ -86,6 +87,7 @@ def check_header(h: payload_pb2.Header | None, kind: int, max_minor_version: int
             "unsupported-version",
             f"minor version {h.minor_version} is newer than the agreed {max_minor_version}",
         )
+    writer.check(h)
     if h.kind != kind:
         got = KIND_NAMES.get(h.kind, f"kind {h.kind}")
         raise DecodeError(

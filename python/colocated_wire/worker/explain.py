@@ -5,10 +5,10 @@ The program cache is keyed by the SHA-256 of the payload's bytes, so a client wh
 change from call to call (a sharding, a dtype, a key of the inputs' dict) makes the worker
 lift program after program of one function, each a miss. The cached programs of the same
 function (by name, or a pickled function by its module and qualified name) are compared by
-their specs and devices (diff/nearest.py), never by their functions' pickles; when those
-are the same, the functions or only the bytes differ, and the line says so. Nothing is kept
-for this: the specializations are written from the lifted programs at the miss, for the
-KEPT most recent programs of the function alone.
+their specs, devices and payload writers (diff/nearest.py), never by their functions'
+pickles; when those are the same, the functions or only the bytes differ, and the line says
+so. Nothing is kept for this: the specializations are written from the lifted programs at the
+miss, for the KEPT most recent programs of the function alone.
 """
 
 from __future__ import annotations
@@ -76,9 +76,17 @@ def explanation(new: Any, cached: list[Any], allow_pickle: bool) -> str:
 
 
 def _specialization(loaded: Any, allow_pickle: bool) -> bytes:
+    """The program's specs and devices, and the writer its payload named: a client that now
+    runs another Python, JAX or colocated-wire shows as a writer change."""
     p = loaded.program
     return specialization(
-        p.in_treedef, p.in_leaves, p.out_treedef, p.out_leaves, p.devices, allow_pickle=allow_pickle
+        p.in_treedef,
+        p.in_leaves,
+        p.out_treedef,
+        p.out_leaves,
+        p.devices,
+        allow_pickle=allow_pickle,
+        writer=loaded.writer,
     )
 
 

@@ -19,6 +19,7 @@ import threading
 from colocated_wire.decode import Program, deserialize_program
 from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftError
 from colocated_wire.functions import UnloadedFunction, name_of
+from colocated_wire.payload.writer import Writer, payload_writer
 from colocated_wire.worker import metrics
 from colocated_wire.worker.errors import (
     failed_precondition,
@@ -43,6 +44,7 @@ class LoadedProgram:
     name: str
     minor_version: int
     inputs: InputCheck
+    writer: Writer | None  # who wrote its payload (1.3), shown by --explain
 
 
 class ProgramCache:
@@ -144,4 +146,5 @@ def lift(digest: bytes, data: bytes, version: int, policy: WorkerPolicy) -> Load
         raise failed_precondition(f"the function was not loaded: {fun.reason}")
     named = name_of(fun)
     name = f"{named[0]}.{named[1]}" if named else "the pickled function"
-    return LoadedProgram(digest, program, name, header_minor_version(data), input_check(program))
+    minor, checks = header_minor_version(data), input_check(program)
+    return LoadedProgram(digest, program, name, minor, checks, payload_writer(data))

@@ -1,3 +1,4 @@
+import { describeWriter } from "../../payload/writer";
 import type { SectionBytes } from "../sections";
 import type { PayloadView } from "../view";
 import { count, h } from "./dom";
@@ -25,6 +26,7 @@ export function renderHeader(view: PayloadView, name: string): HTMLElement {
     ],
     ["payload kind", "kind", header?.kind ?? "unreadable"],
   ];
+  if (header?.writer) facts.push(["written by", "writer", describeWriter(header.writer)]);
   if (!view.error) {
     facts.push(
       ["leaves", "leaves", count(leaves)],

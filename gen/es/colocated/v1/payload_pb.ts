@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/payload.proto.
  */
 export const file_colocated_v1_payload: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2xvY2F0ZWQvdjEvcGF5bG9hZC5wcm90bxIMY29sb2NhdGVkLnYxIl8KBkhlYWRlchIVCg1tYWpvcl92ZXJzaW9uGAEgASgNEhUKDW1pbm9yX3ZlcnNpb24YAiABKA0SJwoEa2luZBgDIAEoDjIZLmNvbG9jYXRlZC52MS5QYXlsb2FkS2luZCI3Cg9QYXlsb2FkRW52ZWxvcGUSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlciJHCgVTcGVjcxImCgd0cmVlZGVmGAEgASgLMhUuY29sb2NhdGVkLnYxLlRyZWVEZWYSFgoGbGVhdmVzGAIgAygNQgYQAYi1GAUiiAEKDFNwZWNzUGF5bG9hZBIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyEi4KBXRhYmxlGAIgASgLMh8uY29sb2NhdGVkLnYxLlNoYXJlZE9iamVjdFRhYmxlEiIKBXNwZWNzGAMgASgLMhMuY29sb2NhdGVkLnYxLlNwZWNzIi8KC0Z1bmN0aW9uUmVmEg4KBm1vZHVsZRgBIAEoCRIQCghxdWFsbmFtZRgCIAEoCSI3Cg9QaWNrbGVkRnVuY3Rpb24SDgoGcGlja2xlGAEgASgMEhQKBHJlZnMYAiADKA1CBhABiLUYAiJ2CghGdW5jdGlvbhIsCgdieV9uYW1lGAEgASgLMhkuY29sb2NhdGVkLnYxLkZ1bmN0aW9uUmVmSAASMAoHcGlja2xlZBgCIAEoCzIdLmNvbG9jYXRlZC52MS5QaWNrbGVkRnVuY3Rpb25IAEIKCghmdW5jdGlvbiKHAgoOUHJvZ3JhbVBheWxvYWQSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlchIuCgV0YWJsZRgCIAEoCzIfLmNvbG9jYXRlZC52MS5TaGFyZWRPYmplY3RUYWJsZRIoCghmdW5jdGlvbhgDIAEoCzIWLmNvbG9jYXRlZC52MS5GdW5jdGlvbhIoCgtpbnB1dF9zcGVjcxgEIAEoCzITLmNvbG9jYXRlZC52MS5TcGVjcxIpCgxvdXRwdXRfc3BlY3MYBSABKAsyEy5jb2xvY2F0ZWQudjEuU3BlY3MSFAoHZGV2aWNlcxgGIAEoDUgAiAEBQgoKCF9kZXZpY2VzIogBCgxWYWx1ZVBheWxvYWQSJAoGaGVhZGVyGAEgASgLMhQuY29sb2NhdGVkLnYxLkhlYWRlchIuCgV0YWJsZRgCIAEoCzIfLmNvbG9jYXRlZC52MS5TaGFyZWRPYmplY3RUYWJsZRIiCgV2YWx1ZRgDIAEoCzITLmNvbG9jYXRlZC52MS5WYWx1ZSJeCgVWYWx1ZRImCgd0cmVlZGVmGAEgASgLMhUuY29sb2NhdGVkLnYxLlRyZWVEZWYSLQoGbGVhdmVzGAIgAygLMhcuY29sb2NhdGVkLnYxLlZhbHVlTGVhZkIEiLUYBSLZAQoJVmFsdWVMZWFmEg8KBWVudHJ5GAEgASgNSAASKQoFZHR5cGUYAiABKAsyGC5jb2xvY2F0ZWQudjEuRFR5cGVWYWx1ZUgAEioKCXBybmdfaW1wbBgDIAEoCzIVLmNvbG9jYXRlZC52MS5LZXlUeXBlSAASLQoIZnVuY3Rpb24YBCABKAsyGS5jb2xvY2F0ZWQudjEuRnVuY3Rpb25SZWZIABItCgdwaWNrbGVkGAUgASgLMhouY29sb2NhdGVkLnYxLlBpY2tsZWRWYWx1ZUgAQgYKBGxlYWYiWQoKRFR5cGVWYWx1ZRIiCgVkdHlwZRgBIAEoDjITLmNvbG9jYXRlZC52MS5EVHlwZRInCghrZXlfdHlwZRgCIAEoCzIVLmNvbG9jYXRlZC52MS5LZXlUeXBlIjQKDFBpY2tsZWRWYWx1ZRIOCgZwaWNrbGUYASABKAwSFAoEcmVmcxgCIAMoDUIGEAGItRgCKnsKC1BheWxvYWRLaW5kEhwKGFBBWUxPQURfS0lORF9VTlNQRUNJRklFRBAAEhYKElBBWUxPQURfS0lORF9TUEVDUxABEhgKFFBBWUxPQURfS0lORF9QUk9HUkFNEAISHAoSUEFZTE9BRF9LSU5EX1ZBTFVFEAMaBJC1GAJiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_table, file_colocated_v1_tree, file_colocated_v1_version]);
+  fileDesc("Chpjb2xvY2F0ZWQvdjEvcGF5bG9hZC5wcm90bxIMY29sb2NhdGVkLnYxIosBCgZIZWFkZXISFQoNbWFqb3JfdmVyc2lvbhgBIAEoDRIVCg1taW5vcl92ZXJzaW9uGAIgASgNEicKBGtpbmQYAyABKA4yGS5jb2xvY2F0ZWQudjEuUGF5bG9hZEtpbmQSKgoGd3JpdGVyGAQgASgLMhQuY29sb2NhdGVkLnYxLldyaXRlckIEmLUYAyKMAQoGV3JpdGVyEg8KB2xpYnJhcnkYASABKAkSDwoHdmVyc2lvbhgCIAEoCRIuCghsYW5ndWFnZRgDIAEoDjIcLmNvbG9jYXRlZC52MS5Xcml0ZXJMYW5ndWFnZRIOCgZweXRob24YBCABKAkSCwoDamF4GAUgASgJEhMKC2Nsb3VkcGlja2xlGAYgASgJIjcKD1BheWxvYWRFbnZlbG9wZRIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyIkcKBVNwZWNzEiYKB3RyZWVkZWYYASABKAsyFS5jb2xvY2F0ZWQudjEuVHJlZURlZhIWCgZsZWF2ZXMYAiADKA1CBhABiLUYBSKIAQoMU3BlY3NQYXlsb2FkEiQKBmhlYWRlchgBIAEoCzIULmNvbG9jYXRlZC52MS5IZWFkZXISLgoFdGFibGUYAiABKAsyHy5jb2xvY2F0ZWQudjEuU2hhcmVkT2JqZWN0VGFibGUSIgoFc3BlY3MYAyABKAsyEy5jb2xvY2F0ZWQudjEuU3BlY3MiLwoLRnVuY3Rpb25SZWYSDgoGbW9kdWxlGAEgASgJEhAKCHF1YWxuYW1lGAIgASgJIjcKD1BpY2tsZWRGdW5jdGlvbhIOCgZwaWNrbGUYASABKAwSFAoEcmVmcxgCIAMoDUIGEAGItRgCInYKCEZ1bmN0aW9uEiwKB2J5X25hbWUYASABKAsyGS5jb2xvY2F0ZWQudjEuRnVuY3Rpb25SZWZIABIwCgdwaWNrbGVkGAIgASgLMh0uY29sb2NhdGVkLnYxLlBpY2tsZWRGdW5jdGlvbkgAQgoKCGZ1bmN0aW9uIocCCg5Qcm9ncmFtUGF5bG9hZBIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyEi4KBXRhYmxlGAIgASgLMh8uY29sb2NhdGVkLnYxLlNoYXJlZE9iamVjdFRhYmxlEigKCGZ1bmN0aW9uGAMgASgLMhYuY29sb2NhdGVkLnYxLkZ1bmN0aW9uEigKC2lucHV0X3NwZWNzGAQgASgLMhMuY29sb2NhdGVkLnYxLlNwZWNzEikKDG91dHB1dF9zcGVjcxgFIAEoCzITLmNvbG9jYXRlZC52MS5TcGVjcxIUCgdkZXZpY2VzGAYgASgNSACIAQFCCgoIX2RldmljZXMiiAEKDFZhbHVlUGF5bG9hZBIkCgZoZWFkZXIYASABKAsyFC5jb2xvY2F0ZWQudjEuSGVhZGVyEi4KBXRhYmxlGAIgASgLMh8uY29sb2NhdGVkLnYxLlNoYXJlZE9iamVjdFRhYmxlEiIKBXZhbHVlGAMgASgLMhMuY29sb2NhdGVkLnYxLlZhbHVlIl4KBVZhbHVlEiYKB3RyZWVkZWYYASABKAsyFS5jb2xvY2F0ZWQudjEuVHJlZURlZhItCgZsZWF2ZXMYAiADKAsyFy5jb2xvY2F0ZWQudjEuVmFsdWVMZWFmQgSItRgFItkBCglWYWx1ZUxlYWYSDwoFZW50cnkYASABKA1IABIpCgVkdHlwZRgCIAEoCzIYLmNvbG9jYXRlZC52MS5EVHlwZVZhbHVlSAASKgoJcHJuZ19pbXBsGAMgASgLMhUuY29sb2NhdGVkLnYxLktleVR5cGVIABItCghmdW5jdGlvbhgEIAEoCzIZLmNvbG9jYXRlZC52MS5GdW5jdGlvblJlZkgAEi0KB3BpY2tsZWQYBSABKAsyGi5jb2xvY2F0ZWQudjEuUGlja2xlZFZhbHVlSABCBgoEbGVhZiJZCgpEVHlwZVZhbHVlEiIKBWR0eXBlGAEgASgOMhMuY29sb2NhdGVkLnYxLkRUeXBlEicKCGtleV90eXBlGAIgASgLMhUuY29sb2NhdGVkLnYxLktleVR5cGUiNAoMUGlja2xlZFZhbHVlEg4KBnBpY2tsZRgBIAEoDBIUCgRyZWZzGAIgAygNQgYQAYi1GAIqbQoOV3JpdGVyTGFuZ3VhZ2USHwobV1JJVEVSX0xBTkdVQUdFX1VOU1BFQ0lGSUVEEAASHgoaV1JJVEVSX0xBTkdVQUdFX1RZUEVTQ1JJUFQQARIaChZXUklURVJfTEFOR1VBR0VfUFlUSE9OEAIqewoLUGF5bG9hZEtpbmQSHAoYUEFZTE9BRF9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSUEFZTE9BRF9LSU5EX1NQRUNTEAESGAoUUEFZTE9BRF9LSU5EX1BST0dSQU0QAhIcChJQQVlMT0FEX0tJTkRfVkFMVUUQAxoEkLUYAmIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_table, file_colocated_v1_tree, file_colocated_v1_version]);
 
 /**
  * The schema's minor version is a field; the major version is the "v1" of
@@ -43,6 +43,14 @@ export type Header = Message<"colocated.v1.Header"> & {
    * @generated from field: colocated.v1.PayloadKind kind = 3;
    */
   kind: PayloadKind;
+
+  /**
+   * Who wrote the payload (1.3), when the writer says: a reader names it in
+   * its tools, and refuses a pickle written where it cannot be read.
+   *
+   * @generated from field: colocated.v1.Writer writer = 4;
+   */
+  writer?: Writer | undefined;
 };
 
 /**
@@ -51,6 +59,62 @@ export type Header = Message<"colocated.v1.Header"> & {
  */
 export const HeaderSchema: GenMessage<Header> = /*@__PURE__*/
   messageDesc(file_colocated_v1_payload, 0);
+
+/**
+ * The library and runtime that wrote a payload (1.3).
+ *
+ * @generated from message colocated.v1.Writer
+ */
+export type Writer = Message<"colocated.v1.Writer"> & {
+  /**
+   * The library, "colocated-wire".
+   *
+   * @generated from field: string library = 1;
+   */
+  library: string;
+
+  /**
+   * Its version, "0.1.0".
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
+
+  /**
+   * @generated from field: colocated.v1.WriterLanguage language = 3;
+   */
+  language: WriterLanguage;
+
+  /**
+   * A Python writer's interpreter, its minor version: "3.12".
+   *
+   * @generated from field: string python = 4;
+   */
+  python: string;
+
+  /**
+   * A Python writer's JAX version, "0.10.2".
+   *
+   * @generated from field: string jax = 5;
+   */
+  jax: string;
+
+  /**
+   * A Python writer's cloudpickle version, present when the payload holds a
+   * pickle: a reader refuses the pickles of another cloudpickle major version
+   * or another Python minor version before unpickling any.
+   *
+   * @generated from field: string cloudpickle = 6;
+   */
+  cloudpickle: string;
+};
+
+/**
+ * Describes the message colocated.v1.Writer.
+ * Use `create(WriterSchema)` to create a new message.
+ */
+export const WriterSchema: GenMessage<Writer> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_payload, 1);
 
 /**
  * What every top-level payload starts with. A reader decodes any payload as
@@ -70,7 +134,7 @@ export type PayloadEnvelope = Message<"colocated.v1.PayloadEnvelope"> & {
  * Use `create(PayloadEnvelopeSchema)` to create a new message.
  */
 export const PayloadEnvelopeSchema: GenMessage<PayloadEnvelope> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 1);
+  messageDesc(file_colocated_v1_payload, 2);
 
 /**
  * A pytree of jax.ShapeDtypeStruct: its structure plus its leaves, each a
@@ -95,7 +159,7 @@ export type Specs = Message<"colocated.v1.Specs"> & {
  * Use `create(SpecsSchema)` to create a new message.
  */
 export const SpecsSchema: GenMessage<Specs> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 2);
+  messageDesc(file_colocated_v1_payload, 3);
 
 /**
  * A specs pytree on its own, such as the output specs a worker sends back.
@@ -124,7 +188,7 @@ export type SpecsPayload = Message<"colocated.v1.SpecsPayload"> & {
  * Use `create(SpecsPayloadSchema)` to create a new message.
  */
 export const SpecsPayloadSchema: GenMessage<SpecsPayload> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 3);
+  messageDesc(file_colocated_v1_payload, 4);
 
 /**
  * A module-level function, found by name on the worker.
@@ -148,7 +212,7 @@ export type FunctionRef = Message<"colocated.v1.FunctionRef"> & {
  * Use `create(FunctionRefSchema)` to create a new message.
  */
 export const FunctionRefSchema: GenMessage<FunctionRef> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 4);
+  messageDesc(file_colocated_v1_payload, 5);
 
 /**
  * A function pickled by cloudpickle. The pickle's persistent ids are
@@ -174,7 +238,7 @@ export type PickledFunction = Message<"colocated.v1.PickledFunction"> & {
  * Use `create(PickledFunctionSchema)` to create a new message.
  */
 export const PickledFunctionSchema: GenMessage<PickledFunction> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 5);
+  messageDesc(file_colocated_v1_payload, 6);
 
 /**
  * The function a colocated-Python program runs.
@@ -205,7 +269,7 @@ export type Function = Message<"colocated.v1.Function"> & {
  * Use `create(FunctionSchema)` to create a new message.
  */
 export const FunctionSchema: GenMessage<Function> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 6);
+  messageDesc(file_colocated_v1_payload, 7);
 
 /**
  * Everything a worker needs to run a colocated-Python function: the
@@ -253,7 +317,7 @@ export type ProgramPayload = Message<"colocated.v1.ProgramPayload"> & {
  * Use `create(ProgramPayloadSchema)` to create a new message.
  */
 export const ProgramPayloadSchema: GenMessage<ProgramPayload> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 7);
+  messageDesc(file_colocated_v1_payload, 8);
 
 /**
  * Any other value JAX's colocated serialization is handed (1.2): a Mesh, a
@@ -286,7 +350,7 @@ export type ValuePayload = Message<"colocated.v1.ValuePayload"> & {
  * Use `create(ValuePayloadSchema)` to create a new message.
  */
 export const ValuePayloadSchema: GenMessage<ValuePayload> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 8);
+  messageDesc(file_colocated_v1_payload, 9);
 
 /**
  * A pytree of values: its structure (tuples, lists, dicts, None, named
@@ -311,7 +375,7 @@ export type Value = Message<"colocated.v1.Value"> & {
  * Use `create(ValueSchema)` to create a new message.
  */
 export const ValueSchema: GenMessage<Value> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 9);
+  messageDesc(file_colocated_v1_payload, 10);
 
 /**
  * One leaf of a Value.
@@ -373,7 +437,7 @@ export type ValueLeaf = Message<"colocated.v1.ValueLeaf"> & {
  * Use `create(ValueLeafSchema)` to create a new message.
  */
 export const ValueLeafSchema: GenMessage<ValueLeaf> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 10);
+  messageDesc(file_colocated_v1_payload, 11);
 
 /**
  * A dtype (1.2): its element type, and for D_TYPE_KEY which key type.
@@ -399,7 +463,7 @@ export type DTypeValue = Message<"colocated.v1.DTypeValue"> & {
  * Use `create(DTypeValueSchema)` to create a new message.
  */
 export const DTypeValueSchema: GenMessage<DTypeValue> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 11);
+  messageDesc(file_colocated_v1_payload, 12);
 
 /**
  * An object pickled by cloudpickle (1.2), as a PickledFunction is: the
@@ -425,7 +489,35 @@ export type PickledValue = Message<"colocated.v1.PickledValue"> & {
  * Use `create(PickledValueSchema)` to create a new message.
  */
 export const PickledValueSchema: GenMessage<PickledValue> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_payload, 12);
+  messageDesc(file_colocated_v1_payload, 13);
+
+/**
+ * The language of a payload's writer (1.3).
+ *
+ * @generated from enum colocated.v1.WriterLanguage
+ */
+export enum WriterLanguage {
+  /**
+   * @generated from enum value: WRITER_LANGUAGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: WRITER_LANGUAGE_TYPESCRIPT = 1;
+   */
+  TYPESCRIPT = 1,
+
+  /**
+   * @generated from enum value: WRITER_LANGUAGE_PYTHON = 2;
+   */
+  PYTHON = 2,
+}
+
+/**
+ * Describes the enum colocated.v1.WriterLanguage.
+ */
+export const WriterLanguageSchema: GenEnum<WriterLanguage> = /*@__PURE__*/
+  enumDesc(file_colocated_v1_payload, 0);
 
 /**
  * Which top-level message a payload is.
@@ -460,5 +552,5 @@ export enum PayloadKind {
  * Describes the enum colocated.v1.PayloadKind.
  */
 export const PayloadKindSchema: GenEnum<PayloadKind> = /*@__PURE__*/
-  enumDesc(file_colocated_v1_payload, 0);
+  enumDesc(file_colocated_v1_payload, 1);
 

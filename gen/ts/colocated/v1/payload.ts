@@ -13,6 +13,46 @@ export const protobufPackage = "colocated.v1";
 
 export const protobufFileName = "colocated/v1/payload.proto";
 
+/** The language of a payload's writer (1.3). */
+export enum WriterLanguage {
+  WRITER_LANGUAGE_UNSPECIFIED = 0,
+  WRITER_LANGUAGE_TYPESCRIPT = 1,
+  WRITER_LANGUAGE_PYTHON = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function writerLanguageFromJSON(object: any): WriterLanguage {
+  switch (object) {
+    case 0:
+    case "WRITER_LANGUAGE_UNSPECIFIED":
+      return WriterLanguage.WRITER_LANGUAGE_UNSPECIFIED;
+    case 1:
+    case "WRITER_LANGUAGE_TYPESCRIPT":
+      return WriterLanguage.WRITER_LANGUAGE_TYPESCRIPT;
+    case 2:
+    case "WRITER_LANGUAGE_PYTHON":
+      return WriterLanguage.WRITER_LANGUAGE_PYTHON;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return WriterLanguage.UNRECOGNIZED;
+  }
+}
+
+export function writerLanguageToJSON(object: WriterLanguage): string {
+  switch (object) {
+    case WriterLanguage.WRITER_LANGUAGE_UNSPECIFIED:
+      return "WRITER_LANGUAGE_UNSPECIFIED";
+    case WriterLanguage.WRITER_LANGUAGE_TYPESCRIPT:
+      return "WRITER_LANGUAGE_TYPESCRIPT";
+    case WriterLanguage.WRITER_LANGUAGE_PYTHON:
+      return "WRITER_LANGUAGE_PYTHON";
+    case WriterLanguage.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Which top-level message a payload is. */
 export enum PayloadKind {
   PAYLOAD_KIND_UNSPECIFIED = 0,
@@ -70,6 +110,31 @@ export interface Header {
   /** Additions that an older reader may carry through without understanding. */
   minorVersion: number;
   kind: PayloadKind;
+  /**
+   * Who wrote the payload (1.3), when the writer says: a reader names it in
+   * its tools, and refuses a pickle written where it cannot be read.
+   */
+  writer?: Writer | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The library and runtime that wrote a payload (1.3). */
+export interface Writer {
+  /** The library, "colocated-wire". */
+  library: string;
+  /** Its version, "0.1.0". */
+  version: string;
+  language: WriterLanguage;
+  /** A Python writer's interpreter, its minor version: "3.12". */
+  python: string;
+  /** A Python writer's JAX version, "0.10.2". */
+  jax: string;
+  /**
+   * A Python writer's cloudpickle version, present when the payload holds a
+   * pickle: a reader refuses the pickles of another cloudpickle major version
+   * or another Python minor version before unpickling any.
+   */
+  cloudpickle: string;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -217,7 +282,7 @@ export interface PickledValue {
 }
 
 function createBaseHeader(): Header {
-  return { majorVersion: 0, minorVersion: 0, kind: 0, _unknownFields: {} };
+  return { majorVersion: 0, minorVersion: 0, kind: 0, writer: undefined, _unknownFields: {} };
 }
 
 export const Header: MessageFns<Header> = {
@@ -230,6 +295,9 @@ export const Header: MessageFns<Header> = {
     }
     if (message.kind !== 0) {
       writer.uint32(24).int32(message.kind);
+    }
+    if (message.writer !== undefined) {
+      Writer.encode(message.writer, writer.uint32(34).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -279,6 +347,14 @@ export const Header: MessageFns<Header> = {
             message.kind = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.writer = Writer.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -312,6 +388,7 @@ export const Header: MessageFns<Header> = {
         ? globalThis.Number(object.minor_version)
         : 0,
       kind: isSet(object.kind) ? payloadKindFromJSON(object.kind) : 0,
+      writer: isSet(object.writer) ? Writer.fromJSON(object.writer) : undefined,
     };
   },
 
@@ -326,6 +403,9 @@ export const Header: MessageFns<Header> = {
     if (message.kind !== 0) {
       obj.kind = payloadKindToJSON(message.kind);
     }
+    if (message.writer !== undefined) {
+      obj.writer = Writer.toJSON(message.writer);
+    }
     return obj;
   },
 
@@ -337,6 +417,174 @@ export const Header: MessageFns<Header> = {
     message.majorVersion = object.majorVersion ?? 0;
     message.minorVersion = object.minorVersion ?? 0;
     message.kind = object.kind ?? 0;
+    message.writer = (object.writer !== undefined && object.writer !== null)
+      ? Writer.fromPartial(object.writer)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWriter(): Writer {
+  return { library: "", version: "", language: 0, python: "", jax: "", cloudpickle: "", _unknownFields: {} };
+}
+
+export const Writer: MessageFns<Writer> = {
+  encode(message: Writer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.library !== "") {
+      writer.uint32(10).string(message.library);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.language !== 0) {
+      writer.uint32(24).int32(message.language);
+    }
+    if (message.python !== "") {
+      writer.uint32(34).string(message.python);
+    }
+    if (message.jax !== "") {
+      writer.uint32(42).string(message.jax);
+    }
+    if (message.cloudpickle !== "") {
+      writer.uint32(50).string(message.cloudpickle);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Writer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWriter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.library = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.language = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.python = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jax = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cloudpickle = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Writer {
+    return {
+      library: isSet(object.library) ? globalThis.String(object.library) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      language: isSet(object.language) ? writerLanguageFromJSON(object.language) : 0,
+      python: isSet(object.python) ? globalThis.String(object.python) : "",
+      jax: isSet(object.jax) ? globalThis.String(object.jax) : "",
+      cloudpickle: isSet(object.cloudpickle) ? globalThis.String(object.cloudpickle) : "",
+    };
+  },
+
+  toJSON(message: Writer): unknown {
+    const obj: any = {};
+    if (message.library !== "") {
+      obj.library = message.library;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.language !== 0) {
+      obj.language = writerLanguageToJSON(message.language);
+    }
+    if (message.python !== "") {
+      obj.python = message.python;
+    }
+    if (message.jax !== "") {
+      obj.jax = message.jax;
+    }
+    if (message.cloudpickle !== "") {
+      obj.cloudpickle = message.cloudpickle;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Writer>, I>>(base?: I): Writer {
+    return Writer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Writer>, I>>(object: I): Writer {
+    const message = createBaseWriter();
+    message.library = object.library ?? "";
+    message.version = object.version ?? "";
+    message.language = object.language ?? 0;
+    message.python = object.python ?? "";
+    message.jax = object.jax ?? "";
+    message.cloudpickle = object.cloudpickle ?? "";
     return message;
   },
 };

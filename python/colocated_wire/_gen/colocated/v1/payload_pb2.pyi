@@ -11,26 +11,53 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class WriterLanguage(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WRITER_LANGUAGE_UNSPECIFIED: _ClassVar[WriterLanguage]
+    WRITER_LANGUAGE_TYPESCRIPT: _ClassVar[WriterLanguage]
+    WRITER_LANGUAGE_PYTHON: _ClassVar[WriterLanguage]
+
 class PayloadKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     PAYLOAD_KIND_UNSPECIFIED: _ClassVar[PayloadKind]
     PAYLOAD_KIND_SPECS: _ClassVar[PayloadKind]
     PAYLOAD_KIND_PROGRAM: _ClassVar[PayloadKind]
     PAYLOAD_KIND_VALUE: _ClassVar[PayloadKind]
+WRITER_LANGUAGE_UNSPECIFIED: WriterLanguage
+WRITER_LANGUAGE_TYPESCRIPT: WriterLanguage
+WRITER_LANGUAGE_PYTHON: WriterLanguage
 PAYLOAD_KIND_UNSPECIFIED: PayloadKind
 PAYLOAD_KIND_SPECS: PayloadKind
 PAYLOAD_KIND_PROGRAM: PayloadKind
 PAYLOAD_KIND_VALUE: PayloadKind
 
 class Header(_message.Message):
-    __slots__ = ("major_version", "minor_version", "kind")
+    __slots__ = ("major_version", "minor_version", "kind", "writer")
     MAJOR_VERSION_FIELD_NUMBER: _ClassVar[int]
     MINOR_VERSION_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     major_version: int
     minor_version: int
     kind: PayloadKind
-    def __init__(self, major_version: _Optional[int] = ..., minor_version: _Optional[int] = ..., kind: _Optional[_Union[PayloadKind, str]] = ...) -> None: ...
+    writer: Writer
+    def __init__(self, major_version: _Optional[int] = ..., minor_version: _Optional[int] = ..., kind: _Optional[_Union[PayloadKind, str]] = ..., writer: _Optional[_Union[Writer, _Mapping]] = ...) -> None: ...
+
+class Writer(_message.Message):
+    __slots__ = ("library", "version", "language", "python", "jax", "cloudpickle")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    PYTHON_FIELD_NUMBER: _ClassVar[int]
+    JAX_FIELD_NUMBER: _ClassVar[int]
+    CLOUDPICKLE_FIELD_NUMBER: _ClassVar[int]
+    library: str
+    version: str
+    language: WriterLanguage
+    python: str
+    jax: str
+    cloudpickle: str
+    def __init__(self, library: _Optional[str] = ..., version: _Optional[str] = ..., language: _Optional[_Union[WriterLanguage, str]] = ..., python: _Optional[str] = ..., jax: _Optional[str] = ..., cloudpickle: _Optional[str] = ...) -> None: ...
 
 class PayloadEnvelope(_message.Message):
     __slots__ = ("header",)
