@@ -12,7 +12,6 @@ import {
   SingleDeviceSharding,
   thisWriter,
   treeFlatten,
-  type Writer,
 } from "../src";
 import { diffPayloads } from "../src/diff";
 import { formatInspection, inspectPayload } from "../src/inspector/inspection";
