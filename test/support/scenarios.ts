@@ -7,15 +7,17 @@
 import {
   type Blueprint,
   countLeaves,
+  FLAT_MESH,
   s5Blueprint,
   s6Blueprint,
+  s7Blueprint,
   TRAINING_MESH,
 } from "./training-trees";
 
 /** A PartitionSpec entry as JSON: None, one axis name, or a tuple of axis names. */
 export type SpecEntry = null | string | string[];
 
-export type ScenarioId = "S1" | "S2" | "S3" | "S4" | "S5" | "S6";
+export type ScenarioId = "S1" | "S2" | "S3" | "S4" | "S5" | "S6" | "S7";
 
 /**
  * "list": a list of leaves. "dict": a flat dict {"p000": leaf0, ...}, keys zero-padded; both of
@@ -172,28 +174,38 @@ export function s4Cases(): Case[] {
 
 /**
  * S5, a transformer's parameters and Adam state, and S6, a model of dataclasses, namedtuples and
- * None with optax's state (test/support/training-trees.ts): on a 3-axis mesh of 1,024 devices, with a
- * NamedSharding made afresh for every leaf, as a program makes them. (d) does not run: it inlines
- * every shared object, so fresh shardings change nothing for it.
+ * None with optax's state, on a 3-axis mesh of 1,024 devices; S7, a Llama's parameters and Adam
+ * moments in one flat dict keyed by dotted paths, on a 2-axis mesh of 128
+ * (test/support/training-trees.ts). Each with a NamedSharding made afresh for every leaf, as a
+ * program makes them. (d) does not run: it inlines every shared object, so fresh shardings
+ * change nothing for it.
  */
 export function trainingCases(): Case[] {
-  const training = (id: "S5" | "S6", blueprint: Blueprint): Case => ({
+  const training = (
+    id: "S5" | "S6" | "S7",
+    blueprint: Blueprint,
+    mesh: { meshShape: number[]; axisNames: string[] },
+  ): Case => ({
     id,
     scenario: id,
     tree: "nested",
     blueprint,
     leafCount: countLeaves(blueprint.root),
-    ...TRAINING_MESH,
+    ...mesh,
     order: "regular",
     shardings: blueprint.shardings,
     freshShardings: true,
     inlined: false,
   });
-  return [training("S5", s5Blueprint()), training("S6", s6Blueprint())];
+  return [
+    training("S5", s5Blueprint(), TRAINING_MESH),
+    training("S6", s6Blueprint(), TRAINING_MESH),
+    training("S7", s7Blueprint(), FLAT_MESH),
+  ];
 }
 
 /**
- * Every case of a run: S1, S5 and S6 with --quick; if a filter is given, only the cases whose id
+ * Every case of a run: S1, S5, S6 and S7 with --quick; if a filter is given, only the cases whose id
  * contains it or one of its comma-separated parts ("S5,S6").
  */
 export function allCases(quick: boolean, filter?: string): Case[] {

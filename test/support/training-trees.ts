@@ -199,6 +199,51 @@ export function s6Blueprint(): Blueprint {
   return kinds.blueprint(root);
 }
 
+/** The 2-axis mesh of S7: 8 × 16 = 128 devices. */
+export const FLAT_MESH = { meshShape: [8, 16], axisNames: ["fsdp", "tensor"] };
+
+/** S7's model: Llama 2 7B, 32 layers of width 4,096, by its Hugging Face parameter names. */
+export const S7_LAYERS = 32;
+const S7 = { vocab: 32_000, width: 4_096, mlp: 11_008 };
+
+/**
+ * S7: Llama 2 7B's 291 parameters (bfloat16) by their Hugging Face names and their two Adam
+ * moments (float32) in one flat dict keyed by dotted paths, as `flax.traverse_util.flatten_dict`
+ * (sep=".") makes of {"params": ..., "opt_state": {"mu": ..., "nu": ...}}: 873 leaves,
+ * "params.model.layers.12.mlp.up_proj.weight" and so on.
+ */
+export function s7Blueprint(): Blueprint {
+  const kinds = new Kinds();
+  const { vocab, width, mlp } = S7;
+  const into: SpecEntry[] = ["tensor", "fsdp"]; // HF weights are [out, in]
+  const outOf: SpecEntry[] = ["fsdp", "tensor"];
+  const names: [string, number[], SpecEntry[]][] = [
+    ["model.embed_tokens.weight", [vocab, width], into],
+  ];
+  for (let i = 0; i < S7_LAYERS; i++) {
+    const layer = `model.layers.${i}`;
+    for (const p of ["q_proj", "k_proj", "v_proj"])
+      names.push([`${layer}.self_attn.${p}.weight`, [width, width], into]);
+    names.push([`${layer}.self_attn.o_proj.weight`, [width, width], outOf]);
+    for (const p of ["gate_proj", "up_proj"])
+      names.push([`${layer}.mlp.${p}.weight`, [mlp, width], into]);
+    names.push([`${layer}.mlp.down_proj.weight`, [width, mlp], outOf]);
+    names.push([`${layer}.input_layernorm.weight`, [width], REPLICATED]);
+    names.push([`${layer}.post_attention_layernorm.weight`, [width], REPLICATED]);
+  }
+  names.push(["model.norm.weight", [width], REPLICATED], ["lm_head.weight", [vocab, width], into]);
+  const dict: Record<string, TreeShape> = {};
+  for (const [prefix, dtype] of [
+    ["params", "bfloat16"],
+    ["opt_state.mu", "float32"],
+    ["opt_state.nu", "float32"],
+  ] as const) {
+    for (const [name, shape, spec] of names)
+      dict[`${prefix}.${name}`] = kinds.leaf(shape, dtype, spec);
+  }
+  return kinds.blueprint({ dict });
+}
+
 /** The number of leaves of a blueprint (None is not a leaf). */
 export function countLeaves(node: TreeShape): number {
   if (node === null) return 0;
