@@ -105,8 +105,15 @@ async function main(): Promise<void> {
       }
       const r = results.get(m.case) as CaseResult;
       if (m.type === "result") {
-        const { bytes, sha256, encode, decode, compressed } = m;
-        r.sides[m.side] = { bytes, sha256, encode, decode, ...(compressed ? { compressed } : {}) };
+        const { bytes, sha256, encode, decode, compressed, limit } = m;
+        r.sides[m.side] = {
+          bytes,
+          sha256,
+          encode,
+          decode,
+          ...(compressed ? { compressed } : {}),
+          ...(limit ? { limit } : {}),
+        };
       } else r.errors[m.side] = m.message;
       bar.increment(1, { task: `${m.case} (${m.side})` });
     }).catch((error: Error) => {

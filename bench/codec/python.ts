@@ -3,7 +3,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Case } from "../../test/support/scenarios";
 import type { Policy, Timing } from "../common/measure";
-import type { CompressedSizes } from "./results";
+import type { CompressedSizes, SchemaLimit } from "./results";
 
 /** What bench/codec/jax_bench.py prints, one JSON object per line. */
 export type PythonMessage =
@@ -17,6 +17,7 @@ export type PythonMessage =
       encode: Timing;
       decode: Timing;
       compressed?: CompressedSizes;
+      limit?: SchemaLimit;
     }
   | { type: "error"; case: string; side: PythonSide; message: string };
 

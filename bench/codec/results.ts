@@ -26,6 +26,18 @@ export interface SideResult {
   decode: Timing;
   /** (b) and (c): the payload's size after zlib level 9 and after lzma (xz, preset 6). */
   compressed?: CompressedSizes;
+  /** (a) and (b): the least a reader (and for (a) a writer) of this schema does (limit.ts). */
+  limit?: SchemaLimit;
+}
+
+/**
+ * The least any reader or writer of the schema does with a case's payload as 1.2 writes it
+ * (its keys in full): (a) ts-proto's generated decode and encode; (b) upb's parse of the bytes
+ * plus `jax.tree_util.tree_unflatten` of the tree with its leaves ready.
+ */
+export interface SchemaLimit {
+  decode: Timing;
+  encode?: Timing;
 }
 
 /** What a general-purpose compressor makes of a payload: the rival a user has in one line. */

@@ -26,6 +26,8 @@ export const PY_SPEEDUP = 2;
 /** (a)'s payload at most 1/this of (c)'s: S1 and S2, and S5 and S7 (a training step's real trees). */
 export const S1_S2_SIZE_RATIO = 20;
 export const S5_SIZE_RATIO = 40;
+/** (a) and (b) against the least a reader or writer of the schema does (limit.ts): within this factor. */
+export const LIMIT_FACTOR = 2;
 /** At S3's largest in-order mesh: TS cold encode and decode, in ns per device. */
 export const S3_MAX_NS_PER_DEVICE = 20;
 /** S3's warm encode at its largest mesh, within this factor of its time at 1,024 devices. */
@@ -239,6 +241,12 @@ const timeOf =
   (side: SideId, phase: "encode" | "decode"): Measure =>
   (r) =>
     r.sides[side]?.[phase].medianMs;
+const limitOf =
+  (side: SideId, phase: "encode" | "decode"): Measure =>
+  (r) =>
+    r.sides[side]?.limit?.[phase]?.medianMs;
+/** Every main scenario, each measured on its own against its limit. */
+const MAIN = ["S1", "S1 dict", "S2", "S5", "S6", "S7"];
 
 /**
  * The targets of single cases, one row each: on each case of `cases`, `theirs` over `ours`
@@ -325,6 +333,39 @@ const CASE_TARGETS: {
     need: PY_SPEEDUP,
     ours: timeOf("b", "decode"),
     theirs: timeOf("c", "decode"),
+    unit: formatMs,
+  },
+  // "Within n× of the limit" is the limit's time over ours at least 1/n.
+  {
+    cases: MAIN,
+    target: `TS decode within ${LIMIT_FACTOR}× of the generated decode (limit)`,
+    need: 1 / LIMIT_FACTOR,
+    ours: timeOf("a", "decode"),
+    theirs: limitOf("a", "decode"),
+    unit: formatMs,
+  },
+  {
+    cases: MAIN,
+    target: `TS encode within ${LIMIT_FACTOR}× of the generated encode (limit)`,
+    need: 1 / LIMIT_FACTOR,
+    ours: timeOf("a", "encode"),
+    theirs: limitOf("a", "encode"),
+    unit: formatMs,
+  },
+  {
+    cases: MAIN,
+    target: "TS decode no slower than Python deserialize_specs of the same bytes",
+    need: 1,
+    ours: timeOf("a", "decode"),
+    theirs: timeOf("b", "decode"),
+    unit: formatMs,
+  },
+  {
+    cases: MAIN,
+    target: `Python deserialize_specs within ${LIMIT_FACTOR}× of upb's parse and tree_unflatten (limit)`,
+    need: 1 / LIMIT_FACTOR,
+    ours: timeOf("b", "decode"),
+    theirs: limitOf("b", "decode"),
     unit: formatMs,
   },
 ];

@@ -4,6 +4,7 @@ import { buildSpecs } from "../../test/support/build-specs";
 import { type Case, deviceIds, s1Cases, s3Cases } from "../../test/support/scenarios";
 import { measure, measureCold, type Policy } from "../common/measure";
 import { decodeInlined, encodeInlined } from "./inlined";
+import { measureGeneratedLimit } from "./limit";
 import type { SideResult } from "./results";
 
 /** The sides measured in this process: (a) colocated-wire in TypeScript and (d1) inlined protobuf. */
@@ -39,12 +40,18 @@ export function measureTypeScript(
   if (!same || !back.treedef.equals(treedef)) {
     throw new Error(`${c.id} (${side}): decoding did not give back the leaves`);
   }
+  // The limit of the main scenarios' trees; S3 and S4 have a per-device limit of their own.
+  const limit =
+    side === "a" && !["S3", "S4"].includes(c.scenario)
+      ? measureGeneratedLimit(treedef, leaves, policy)
+      : undefined;
   return {
     bytes: bytes.length,
     sha256: createHash("sha256").update(bytes).digest("hex"),
     encode: enc.timing,
     ...(encodeCold ? { encodeCold } : {}),
     decode: dec.timing,
+    ...(limit ? { limit } : {}),
   };
 }
 
