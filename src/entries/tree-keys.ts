@@ -57,14 +57,21 @@ function utf8Length(text: string): number {
   return length;
 }
 
+/** A TreeDef's str keys, and (front-coded) which are above the key before them, by code point. */
+export interface KeyPoolRead {
+  keys: readonly string[];
+  /** rises[k] is 1 when key k is above key k - 1 (0 for key 0); absent for `strings`. */
+  rises?: Uint8Array;
+}
+
 /**
  * The str key pool a TreeDef carries: `strings` as written, or its key_text and key_sizes read
  * back. Every size is checked before a key is built, and the bytes all keys expand to count
  * against the payload limit (a prefix can repeat a long key many times).
  */
-export function readKeyPool(message: TreeDef, path: string, maxBytes: number): readonly string[] {
+export function readKeyPool(message: TreeDef, path: string, maxBytes: number): KeyPoolRead {
   const { keyText: text, keySizes: sizes } = message;
-  if (text.length === 0 && sizes.length === 0) return message.strings;
+  if (text.length === 0 && sizes.length === 0) return { keys: message.strings };
   if (message.strings.length > 0) {
     const detail = "the str keys are in strings or in key_text, not both";
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
@@ -73,12 +80,20 @@ export function readKeyPool(message: TreeDef, path: string, maxBytes: number): r
     const detail = `${sizes.length} sizes, two per key`;
     throw new DecodeError(`${path}.key_sizes`, "invalid-tree", detail);
   }
-  const keys: string[] = [];
-  let key = new Uint8Array(64);
+  // Every key is expanded into one buffer, and the ASCII keys before the first that is not are
+  // decoded at once: each is then a slice of one string (flat, so comparing keys later reads no
+  // rope). From the first key that is not ASCII on, each key is decoded as it is read, so a key
+  // that is not UTF-8 is refused where Python refuses it, before the sizes after it.
+  const count = sizes.length / 2;
+  const keys = new Array<string>(count);
+  const starts = new Array<number>(count + 1);
+  const rises = new Uint8Array(count);
+  let ascii = count;
+  let all = new Uint8Array(Math.max(64, 2 * text.length));
   let length = 0;
   let read = 0;
-  let total = 0;
-  let previousAscii = true;
+  let at = 0;
+  let high = 0;
   for (let i = 0; i < sizes.length; i += 2) {
     const prefix = sizes[i];
     const suffix = sizes[i + 1];
@@ -90,49 +105,48 @@ export function readKeyPool(message: TreeDef, path: string, maxBytes: number): r
       const detail = `key ${i / 2} takes ${suffix} bytes, key_text has ${text.length - read} left`;
       throw new DecodeError(`${path}.key_sizes[${i + 1}]`, "invalid-tree", detail);
     }
-    total += prefix + suffix;
-    if (total > maxBytes) {
+    if (at + prefix + suffix > maxBytes) {
       const detail = `the keys expand past the limit of ${maxBytes} bytes`;
       throw new DecodeError(`${path}.key_sizes[${i}]`, "limit-exceeded", detail);
     }
-    if (prefix + suffix > key.length) {
-      const grown = new Uint8Array(Math.max(prefix + suffix, 2 * key.length));
-      grown.set(key.subarray(0, prefix));
-      key = grown;
+    if (at + prefix + suffix > all.length) {
+      const grown = new Uint8Array(Math.max(at + prefix + suffix, 2 * all.length));
+      grown.set(all.subarray(0, at));
+      all = grown;
     }
-    // Copied byte by byte: a subarray per key costs more than the copy.
-    let tail: string | undefined = "";
+    const previous = at - length;
+    starts[i / 2] = at;
+    all.copyWithin(at, previous, previous + prefix);
     for (let j = 0; j < suffix; j++) {
       const byte = text[read + j];
-      key[prefix + j] = byte;
-      if (byte >= 0x80) tail = undefined;
-      else if (tail !== undefined) tail += String.fromCharCode(byte);
+      all[at + prefix + j] = byte;
+      high |= byte;
     }
     read += suffix;
+    // UTF-8's byte order is code point order: the first byte after the shared prefix (past any
+    // the writer did not count as shared) says whether this key is above the one before.
+    const shorter = Math.min(length, prefix + suffix);
+    let p = prefix;
+    while (p < shorter && all[at + p] === all[previous + p]) p++;
+    rises[i / 2] = (p < shorter ? all[at + p] > all[previous + p] : prefix + suffix > length)
+      ? 1
+      : 0;
     length = prefix + suffix;
-    // Keys such as "layer_0012" are ASCII: slicing the key before saves a UTF-8 decode.
-    if (previousAscii && tail !== undefined) {
-      keys.push(keys.length > 0 ? keys[keys.length - 1].slice(0, prefix) + tail : tail);
-    } else {
-      keys.push(decodeKey(key.subarray(0, length), `${path}.key_text`, i / 2));
-      previousAscii = ascii(key, 0, length) !== undefined;
+    if (high >= 0x80) {
+      if (ascii === count) ascii = i / 2;
+      keys[i / 2] = decodeKey(all.subarray(at, at + length), `${path}.key_text`, i / 2);
     }
+    at += length;
   }
+  starts[count] = at;
   if (read !== text.length) {
     const detail = `${text.length - read} bytes of key_text are left over`;
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
   }
-  return keys;
-}
-
-/** The bytes from `start` to `end` as a string when they are all ASCII, else undefined. */
-function ascii(bytes: Uint8Array, start: number, end: number): string | undefined {
-  let out = "";
-  for (let i = start; i < end; i++) {
-    if (bytes[i] >= 0x80) return undefined;
-    out += String.fromCharCode(bytes[i]);
-  }
-  return out;
+  // ASCII: byte offsets are string offsets.
+  const joined = strictUtf8.decode(all.subarray(0, starts[ascii]));
+  for (let k = 0; k < ascii; k++) keys[k] = joined.slice(starts[k], starts[k + 1]);
+  return { keys, rises };
 }
 
 function decodeKey(bytes: Uint8Array, path: string, index: number): string {

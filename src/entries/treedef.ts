@@ -96,7 +96,7 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     throw new DecodeError(`${path}.kinds`, "invalid-tree", "a tree has at least one node");
   if (message.keyText.length > 0 || message.keySizes.length > 0)
     requireVersion(`${path}.key_text`, "key_text", KEY_TEXT_SINCE, minorVersion);
-  const pool = readKeyPool(message, path, limits.maxPayloadBytes);
+  const { keys: pool, rises } = readKeyPool(message, path, limits.maxPayloadBytes);
   const fresh = message.freshDictKeys;
   if (fresh) {
     requireVersion(`${path}.fresh_dict_keys`, "fresh_dict_keys", FRESH_SINCE, minorVersion);
@@ -141,6 +141,7 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     facts,
     minorVersion,
     pool,
+    rises,
     keys,
     fresh,
     namedTuples: new Set(),
@@ -418,6 +419,8 @@ interface Cursor {
   minorVersion: number;
   /** The str keys, from `strings` or from key_text. */
   pool: readonly string[];
+  /** Which str keys are above the one before them, when key_text says (readKeyPool). */
+  rises: Uint8Array | undefined;
   /** The keys that are not str, read as the dicts ask for them. */
   keys: KeyPool;
   /** Whether the dicts take the pool's keys in order (fresh_dict_keys), not by dict_keys. */
@@ -472,7 +475,7 @@ function checkContainer(message: TreeDef, kind: NodeKind, arity: number, at: Cur
 function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: boolean): void {
   const { path } = at;
   const first = at.used.dictKeys;
-  const { pool: strings, fresh } = at;
+  const { pool: strings, fresh, rises } = at;
   const available = fresh ? strings.length + message.keys.length : message.dictKeys.length;
   if (first + arity > available) {
     const column = fresh ? "fresh_dict_keys" : "dict_keys";
@@ -497,8 +500,10 @@ function checkDictKeys(message: TreeDef, arity: number, at: Cursor, sorted: bool
         lookUp(message.keys, m, where(j), ["key", "keys of strings and keys"]);
       key = at.keys.get(m);
     }
+    // A fresh str key known to be above the one before it (the dict's previous key) is in order.
+    const risen = fresh && rises !== undefined && j < strings.length && rises[j] === 1;
     const problem = sorted
-      ? j > first && keysOrderProblem(keys[j - 1], key)
+      ? j > first && !risen && keysOrderProblem(keys[j - 1], key)
       : !addDistinct(seen, key) && `dict key ${dictKeyText(key)} repeats`;
     if (problem) throw new DecodeError(where(j), "invalid-tree", `node ${at.i}: ${problem}`);
     keys.push(key);

@@ -106,6 +106,19 @@ export class WeakInterner<T> {
 /** Orders strings by Unicode code point, as Python does (UTF-16 order differs above U+FFFF). */
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
+  // Code units up to the first that differ: where neither is a surrogate, the code points there
+  // are those units (whatever came before), so their order is the strings' order.
+  let first = 0;
+  while (first < n && a.charCodeAt(first) === b.charCodeAt(first)) first++;
+  if (first === n) return a.length - b.length;
+  const x = a.charCodeAt(first);
+  const y = b.charCodeAt(first);
+  if ((x < 0xd800 || x > 0xdfff) && (y < 0xd800 || y > 0xdfff)) return x - y;
+  return byCodePoint(a, b, n);
+}
+
+/** compareCodePoints, code point by code point from the start (a surrogate where they differ). */
+function byCodePoint(a: string, b: string, n: number): number {
   for (let i = 0; i < n; i++) {
     const x = a.codePointAt(i) as number;
     const y = b.codePointAt(i) as number;
