@@ -104,3 +104,20 @@ describe("a payload's writer", () => {
     expect(added.groups.map((g) => [g.a, g.b])).toEqual([[null, describeWriter(thisWriter())]]);
   });
 });
+
+test("a writer read and written again keeps what this reader does not know", () => {
+  const message = ProgramPayload.decode(vector("writer_typescript_1_3"));
+  message.header!.writer!.language = 7 as WriterLanguage; // a language of a newer version
+  message.header!.writer!._unknownFields = { [9 * 8]: [new Uint8Array([1])] }; // a newer field
+  const bytes = ProgramPayload.encode(message).finish();
+  expect(canonicalizePayload(bytes)).toEqual(bytes);
+  // A writer changed after it was read is written as it now is.
+  const writer = payloadWriter(bytes)!;
+  writer.version = "0.2.0";
+  const rewritten = SpecsPayload.decode(specs({ writer })).header!.writer!;
+  expect([rewritten.version, rewritten.language, rewritten._unknownFields]).toEqual([
+    "0.2.0",
+    0,
+    {},
+  ]);
+});

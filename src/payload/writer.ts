@@ -44,8 +44,16 @@ export function thisWriter(): Writer {
   return { library: "colocated-wire", version: PACKAGE_VERSION, language: "typescript" };
 }
 
-/** The header's Writer message for a writer. */
+/**
+ * The messages writers were lifted from, so that writing one again keeps what this reader
+ * did not know (a language of a newer version, fields it lacks). Held weakly, by the writer.
+ */
+const liftedFrom = new WeakMap<Writer, WriterMessage>();
+
+/** The header's Writer message for a writer: the very message it was lifted from, if unchanged. */
 export function lower(writer: Writer): WriterMessage {
+  const message = liftedFrom.get(writer);
+  if (message && sameWriter(lift(message, false), writer)) return message;
   return {
     library: writer.library,
     version: writer.version,
@@ -57,14 +65,21 @@ export function lower(writer: Writer): WriterMessage {
 }
 
 /** A header's writer: what it does not say (or says in a newer version's terms) is left out. */
-export function lift(message: WriterMessage): Writer {
+export function lift(message: WriterMessage, remember = true): Writer {
   const writer: Writer = { library: message.library, version: message.version };
   const language = LANGUAGES.name(message.language);
   if (language) writer.language = language;
   if (message.python) writer.python = message.python;
   if (message.jax) writer.jax = message.jax;
   if (message.cloudpickle) writer.cloudpickle = message.cloudpickle;
+  if (remember) liftedFrom.set(writer, message);
   return writer;
+}
+
+const PARTS = ["library", "version", "language", "python", "jax", "cloudpickle"] as const;
+
+function sameWriter(a: Writer, b: Writer): boolean {
+  return PARTS.every((part) => a[part] === b[part]);
 }
 
 /** A writer is written only under a header of 1.3 or later. */
