@@ -14,13 +14,20 @@ import type { TreeDefFacts } from "./entries/treedef";
 import { DecodeError } from "./errors";
 import { resolveLimits } from "./limits";
 import type { DeviceList } from "./model/device-list";
-import type { Program, SharedObject, Specs } from "./model/program";
-import type { Value } from "./model/value-leaf";
+import { PickledFunction, type Program, type SharedObject, type Specs } from "./model/program";
+import { PickledValue, type Value } from "./model/value-leaf";
 import * as fn from "./payload/function";
 import { type DecodeOptions, parsePayload, payloadKindOf } from "./payload/header";
 import * as specs from "./payload/specs";
 import * as value from "./payload/value";
-import { type PayloadOrigin, rememberProgram, rememberSpecs, rememberValue } from "./provenance";
+import * as writer from "./payload/writer";
+import {
+  type PayloadOrigin,
+  rememberPickleWriter,
+  rememberProgram,
+  rememberSpecs,
+  rememberValue,
+} from "./provenance";
 import { type CheckContext, checkTable } from "./table/check-table";
 import { liftTable } from "./table/lift-table";
 
@@ -79,9 +86,23 @@ const SPECS: PayloadParts<SpecsPayload, TreeDefFacts, Specs> = {
 
 const VALUE: PayloadParts<ValuePayload, TreeDefFacts, Value> = {
   check: (message, at) => value.check(message.value, at("value")),
-  lift: (message, objects, facts) => value.lift(message.value as ValueMessage, { objects, facts }),
+  lift: (message, objects, facts) => {
+    const lifted = value.lift(message.value as ValueMessage, { objects, facts });
+    for (const leaf of lifted.leaves)
+      if (leaf instanceof PickledValue) rememberWriter(message, leaf);
+    return lifted;
+  },
   remember: rememberValue,
 };
+
+/** A pickle remembers the writer its payload names (1.3), so passing it on names them. */
+function rememberWriter(
+  message: { header?: Header },
+  pickle: PickledFunction | PickledValue,
+): void {
+  const named = message.header?.writer;
+  if (named) rememberPickleWriter(pickle, writer.lift(named));
+}
 
 /** The facts of a program's specs. */
 interface ProgramFacts {
@@ -107,8 +128,10 @@ function liftProgram(
 ): Program {
   const part = <F>(f: F) => ({ objects, facts: f });
   const { outputSpecs } = message;
+  const lifted = fn.lift(message.function as FunctionMessage, part(undefined));
+  if (lifted instanceof PickledFunction) rememberWriter(message, lifted);
   return {
-    function: fn.lift(message.function as FunctionMessage, part(undefined)),
+    function: lifted,
     inputs: specs.lift(message.inputSpecs as SpecsMessage, part(facts.inputs)),
     outputs: outputSpecs && facts.outputs && specs.lift(outputSpecs, part(facts.outputs)),
     devices: objects[message.devices as number] as DeviceList,

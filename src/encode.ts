@@ -8,16 +8,22 @@ import {
 } from "../gen/ts/colocated/v1/payload";
 import { EncodeError } from "./errors";
 import { DeviceList } from "./model/device-list";
-import type { Program } from "./model/program";
+import { PickledFunction, type Program } from "./model/program";
 import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import type { PyTreeDef } from "./model/tree";
-import type { ValueLeaf } from "./model/value-leaf";
+import { PickledValue, type ValueLeaf } from "./model/value-leaf";
 import * as fn from "./payload/function";
 import * as specs from "./payload/specs";
 import * as value from "./payload/value";
 import type { Writer } from "./payload/writer";
 import * as writer from "./payload/writer";
-import { type PayloadOrigin, programOrigin, specsOrigin, valueOrigin } from "./provenance";
+import {
+  type PayloadOrigin,
+  pickleWriter,
+  programOrigin,
+  specsOrigin,
+  valueOrigin,
+} from "./provenance";
 import { refuseNewer, valueSince } from "./schema-version";
 import { TableBuilder } from "./table/lower-table";
 import { graftUnknownFields } from "./unknown-fields";
@@ -82,7 +88,11 @@ export function lowerProgramPayload(program: Program, options: EncodeOptions = {
       specs.lower(program.outputs, at("output_specs")))
     : undefined;
   return carryEnvelope(origin, {
-    header: header(PayloadKind.PAYLOAD_KIND_PROGRAM, minorVersion, writerOf(options, origin)),
+    header: header(
+      PayloadKind.PAYLOAD_KIND_PROGRAM,
+      minorVersion,
+      writerOf(options, origin, [program.function]),
+    ),
     table: { entries: table.entries },
     function: message,
     inputSpecs,
@@ -109,7 +119,7 @@ export function lowerValuePayload(
   const message =
     carriedPart(origin, table, (m) => m.value) ?? value.lower({ treedef, leaves: [...leaves] }, at);
   return carryEnvelope(origin, {
-    header: header(PayloadKind.PAYLOAD_KIND_VALUE, minorVersion, writerOf(options, origin)),
+    header: header(PayloadKind.PAYLOAD_KIND_VALUE, minorVersion, writerOf(options, origin, leaves)),
     table: { entries: table.entries },
     value: message,
   });
@@ -193,13 +203,24 @@ function carryEnvelope<M extends AnyPayload>(origin: PayloadOrigin<M> | undefine
   return message;
 }
 
-/** The writer to name: the one asked for, else a carried payload's own. */
+/**
+ * The writer to name: the one asked for, else a carried payload's own, else the writer of a
+ * decoded pickle among `parts` (this process did not write it: passing it on names its writer).
+ */
 function writerOf(
   options: EncodeOptions,
   origin: PayloadOrigin<AnyPayload> | undefined,
+  parts: readonly unknown[] = [],
 ): Writer | undefined {
+  if (options.writer) return options.writer;
   const carried = origin?.message.header?.writer;
-  return options.writer ?? (carried && writer.lift(carried));
+  if (carried) return writer.lift(carried);
+  for (const part of parts) {
+    if (!(part instanceof PickledFunction || part instanceof PickledValue)) continue;
+    const named = pickleWriter(part);
+    if (named) return named;
+  }
+  return undefined;
 }
 
 function header(kind: PayloadKind, minorVersion: number, by: Writer | undefined): Header {

@@ -1,9 +1,10 @@
 import type { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
 import type { Entry } from "../gen/ts/colocated/v1/table";
-import type { Program, SharedObject } from "./model/program";
+import type { PickledFunction, Program, SharedObject } from "./model/program";
 import type { ShapeDtypeStruct } from "./model/shape-dtype-struct";
 import type { PyTreeDef } from "./model/tree";
-import type { ValueLeaf } from "./model/value-leaf";
+import type { PickledValue, ValueLeaf } from "./model/value-leaf";
+import type { Writer } from "./payload/writer";
 
 /**
  * What a decoded payload held beyond its model, remembered so that encoding the same objects
@@ -129,4 +130,17 @@ function sameSpecs(a?: SpecsSnapshot, b?: SpecsSnapshot): boolean {
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+/** The writer of the payload each decoded pickle came in, when it named one (1.3). */
+const pickleWriters = new WeakMap<PickledFunction | PickledValue, Writer>();
+
+/** Remembers who wrote a decoded pickle, so that passing it on names them, not this process. */
+export function rememberPickleWriter(pickle: PickledFunction | PickledValue, writer: Writer): void {
+  pickleWriters.set(pickle, writer);
+}
+
+/** Who wrote a decoded pickle, if its payload said. */
+export function pickleWriter(pickle: PickledFunction | PickledValue): Writer | undefined {
+  return pickleWriters.get(pickle);
 }

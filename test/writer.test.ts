@@ -4,9 +4,12 @@ import { ProgramPayload, SpecsPayload, type WriterLanguage } from "../gen/ts/col
 import {
   canonicalizePayload,
   DecodeError,
+  decodeProgram,
   decodeSpecs,
   describeWriter,
+  encodeProgram,
   encodeSpecs,
+  PickledFunction,
   payloadWriter,
   ShapeDtypeStruct,
   SingleDeviceSharding,
@@ -120,4 +123,17 @@ test("a writer read and written again keeps what this reader does not know", () 
     0,
     {},
   ]);
+});
+
+test("a pickle passed on names the writer that wrote it, never this process", () => {
+  const seed = new Uint8Array(
+    readFileSync(join(__dirname, "fuzz", "seeds", "program-pickled-writer.bin")),
+  );
+  const program = decodeProgram(seed);
+  expect(program.function).toBeInstanceOf(PickledFunction);
+  expect(payloadWriter(encodeProgram(program))).toEqual(PYTHON_WRITER);
+  expect(payloadWriter(encodeProgram(program, { writer: thisWriter() }))).toEqual(thisWriter());
+  // A program by name carries no pickle: none is named unless asked.
+  const byName = decodeProgram(vector("program_by_name"));
+  expect(payloadWriter(encodeProgram(byName))).toBeUndefined();
 });
