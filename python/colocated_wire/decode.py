@@ -113,7 +113,9 @@ def deserialize_program(
         msg.function, LiftContext(objects, None), allow_pickle, allowed_modules, allowed_functions
     )
     if isinstance(fun, UnloadedFunction) and fun.pickle and msg.header.HasField("writer"):
-        fun = dataclasses.replace(fun, writer=writer.lift(msg.header.writer))
+        named = payload_pb2.Writer()
+        named.CopyFrom(msg.header.writer)
+        fun = dataclasses.replace(fun, writer=named)
     devices = objects[msg.devices]
     if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)

@@ -109,7 +109,7 @@ def _serialize_program(
     out_leaves: Sequence[jax.ShapeDtypeStruct] | None,
     devices: xc.DeviceList | Sequence[jax.Device],
     target_minor_version: int | None,
-    writer: Writer | Literal["auto"] | None,
+    writer: Writer | payload_pb2.Writer | Literal["auto"] | None,
 ) -> bytes:
     if (out_treedef is None) != (out_leaves is None):
         raise EncodeError("out_treedef and out_leaves are both given or both None")
@@ -172,7 +172,11 @@ def _serialize_value(
     return _written(payload, writer, None)
 
 
-def _written(payload: Message, writer: Writer | Literal["auto"] | None, origin: Origin | None):
+def _written(
+    payload: Message,
+    writer: Writer | payload_pb2.Writer | Literal["auto"] | None,
+    origin: Origin | None,
+) -> bytes:
     """The payload's bytes, its header naming its writer: a carried payload's own when the
     default is asked for and it named one (the objects are as decoded), else header_writer's."""
     carried = origin is not None and origin.message.header.HasField("writer")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from colocated_wire.errors import FunctionNotAllowedError, FunctionNotAvailableError, LiftError
 
 if TYPE_CHECKING:
-    from colocated_wire.payload.writer import Writer
+    from colocated_wire._gen.colocated.v1 import payload_pb2
 
 
 def name_of(fun: Callable) -> tuple[str, str] | None:
@@ -110,9 +110,9 @@ class UnloadedFunction:
     shared: tuple[Any, ...] = ()
     # The `Function` message of a kind from a newer minor version, written back unchanged.
     unknown: bytes = b""
-    # Who wrote the pickle, as its payload named it (1.3): written again with it, as this
-    # process did not write it.
-    writer: Writer | None = None
+    # Who wrote the pickle, the Writer message its payload carried (1.3): written again with
+    # it, unchanged, as this process did not write it.
+    writer: payload_pb2.Writer | None = None
 
     def __call__(self, *args, **kwargs):
         raise FunctionNotAvailableError(self.reason)

@@ -158,3 +158,11 @@ def test_a_pickle_passed_on_unloaded_keeps_its_own_writer(devices):
     assert payload_writer(passed_on) == other
     unnamed = deserialize_program(_pickled_program(devices, writer=None))
     assert payload_writer(serialize_program(*unnamed)) is None
+    # A writer of a newer version, with a field this reader lacks, is passed on as it came.
+    msg = payload_pb2.ProgramPayload.FromString(_pickled_program(devices, writer=other))
+    msg.header.writer.language = 7
+    newer = msg.header.writer.SerializeToString() + bytes([0x48, 0x01])  # field 9: 1
+    msg.header.writer.ParseFromString(newer)
+    data = msg.SerializeToString(deterministic=True)
+    again = payload_pb2.ProgramPayload.FromString(serialize_program(*deserialize_program(data)))
+    assert again.header.writer.SerializeToString(deterministic=True) == newer

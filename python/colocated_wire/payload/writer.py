@@ -118,11 +118,16 @@ def describe_writer(writer: Writer) -> str:
     return f"{writer.library} {writer.version} ({', '.join(runtime)})"
 
 
-def header_writer(writer: Writer | Literal["auto"] | None, payload: Message, minor: int):
+def header_writer(
+    writer: Writer | payload_pb2.Writer | Literal["auto"] | None, payload: Message, minor: int
+) -> payload_pb2.Writer | None:
     """The Writer message a payload's header gets, or None: none for a target before 1.3; for
-    AUTO, this process's writer exactly when the payload holds a pickle."""
+    AUTO, this process's writer exactly when the payload holds a pickle; a Writer message (one
+    read from a payload) as it is."""
     if writer is None or minor < WRITER_SINCE:
         return None
+    if isinstance(writer, payload_pb2.Writer):
+        return writer
     if writer == AUTO:
         return lower(this_writer(pickles=True)) if holds_pickle(payload) else None
     return lower(writer)
