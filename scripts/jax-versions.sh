@@ -89,6 +89,10 @@ for version in "${selected[@]}"; do
     failed=1
     continue
   fi
+  # The venv imports this tree's colocated_wire: one reused from another clone still named that
+  # clone's (the tests run from python/, which shadows it; the matrix's script does not).
+  site="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$ROOT/python" >"$site/colocated-wire.pth"
   pythons+=("$python")
   [[ $venv_only -eq 0 ]] || echo "$python"
   [[ $run_tests -eq 1 ]] || continue
