@@ -2,7 +2,7 @@ import { PayloadEnvelope } from "../gen/ts/colocated/v1/payload";
 import { decodeProgram, decodeSpecs, decodeValue } from "./decode";
 import { type EncodeOptions, encodeProgram, encodeSpecs, encodeValue } from "./encode";
 import { type DecodeOptions, payloadKindOf } from "./payload/header";
-import { payloadWriter } from "./payload/writer";
+import { lift as liftWriter } from "./payload/writer";
 import { SCHEMA_MINOR_VERSION } from "./version";
 
 /** Validates, lifts and lowers a payload of any kind: its canonical bytes, as a peer re-sends them. */
@@ -25,7 +25,8 @@ export function canonicalizePayload(bytes: Uint8Array, options: DecodeOptions = 
  * names its writer: a peer re-sending it passes on who wrote it.
  */
 function sameVersion(bytes: Uint8Array): EncodeOptions {
-  const minor = PayloadEnvelope.decode(bytes).header?.minorVersion ?? 0;
-  const writer = payloadWriter(bytes);
+  const header = PayloadEnvelope.decode(bytes).header;
+  const minor = header?.minorVersion ?? 0;
+  const writer = header?.writer && liftWriter(header.writer);
   return minor <= SCHEMA_MINOR_VERSION ? { targetMinorVersion: minor, writer } : { writer };
 }

@@ -88,20 +88,20 @@ const VALUE: PayloadParts<ValuePayload, TreeDefFacts, Value> = {
   check: (message, at) => value.check(message.value, at("value")),
   lift: (message, objects, facts) => {
     const lifted = value.lift(message.value as ValueMessage, { objects, facts });
-    for (const leaf of lifted.leaves)
-      if (leaf instanceof PickledValue) rememberWriter(message, leaf);
+    rememberWriter(message, lifted.leaves);
     return lifted;
   },
   remember: rememberValue,
 };
 
-/** A pickle remembers the writer its payload names (1.3), so passing it on names them. */
-function rememberWriter(
-  message: { header?: Header },
-  pickle: PickledFunction | PickledValue,
-): void {
+/** The pickles among `parts` remember the writer their payload names (1.3), to pass it on. */
+function rememberWriter(message: { header?: Header }, parts: readonly unknown[]): void {
   const named = message.header?.writer;
-  if (named) rememberPickleWriter(pickle, writer.lift(named));
+  if (!named) return;
+  const by = writer.lift(named);
+  for (const part of parts)
+    if (part instanceof PickledFunction || part instanceof PickledValue)
+      rememberPickleWriter(part, by);
 }
 
 /** The facts of a program's specs. */
@@ -129,7 +129,7 @@ function liftProgram(
   const part = <F>(f: F) => ({ objects, facts: f });
   const { outputSpecs } = message;
   const lifted = fn.lift(message.function as FunctionMessage, part(undefined));
-  if (lifted instanceof PickledFunction) rememberWriter(message, lifted);
+  rememberWriter(message, [lifted]);
   return {
     function: lifted,
     inputs: specs.lift(message.inputSpecs as SpecsMessage, part(facts.inputs)),

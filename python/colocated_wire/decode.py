@@ -11,7 +11,6 @@ ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
@@ -24,7 +23,6 @@ from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import DecodeError
-from colocated_wire.functions import UnloadedFunction
 from colocated_wire.limits import DEFAULT_LIMITS, DecodeLimits
 from colocated_wire.payload import function, specs, value, writer
 from colocated_wire.payload.header import parse_payload
@@ -52,10 +50,13 @@ def deserialize_specs(
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
     holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
     msg, unknown_fields, refs, at = _checked_table(
-        data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS, limits, max_minor_version
+        data,
+        payload_pb2.SpecsPayload,
+        payload_pb2.PAYLOAD_KIND_SPECS,
+        limits,
+        max_minor_version,
+        allow_pickle,
     )
-    if allow_pickle:
-        writer.check_pickles(msg)
     shape = specs.check(_part(msg, "specs"), at("specs"))
 
     objects = lift_table(refs)
@@ -89,9 +90,8 @@ def deserialize_program(
         payload_pb2.PAYLOAD_KIND_PROGRAM,
         limits,
         max_minor_version,
+        allow_pickle,
     )
-    if allow_pickle:
-        writer.check_pickles(msg)
     # The parts in field order: devices, function, input specs, output specs.
     if not msg.HasField("devices"):
         raise DecodeError("devices", "missing", "a program needs its devices")
@@ -109,13 +109,15 @@ def deserialize_program(
         if out_shape is not None:
             out_ctx = LiftContext(objects, out_shape)
             out_treedef, out_leaves = specs.lift(msg.output_specs, out_ctx)
+    named = msg.header.writer if msg.header.HasField("writer") else None
     fun = function.lift(
-        msg.function, LiftContext(objects, None), allow_pickle, allowed_modules, allowed_functions
+        msg.function,
+        LiftContext(objects, None),
+        allow_pickle,
+        allowed_modules,
+        allowed_functions,
+        named,
     )
-    if isinstance(fun, UnloadedFunction) and fun.pickle and msg.header.HasField("writer"):
-        named = payload_pb2.Writer()
-        named.CopyFrom(msg.header.writer)
-        fun = dataclasses.replace(fun, writer=named)
     devices = objects[msg.devices]
     if unknown_fields:
         returned = (fun, in_treedef, out_treedef, out_leaves, devices)
@@ -142,10 +144,13 @@ def deserialize_value(
     version, refuse it (payload/header.py).
     """
     msg, _, refs, at = _checked_table(
-        data, payload_pb2.ValuePayload, payload_pb2.PAYLOAD_KIND_VALUE, limits, max_minor_version
+        data,
+        payload_pb2.ValuePayload,
+        payload_pb2.PAYLOAD_KIND_VALUE,
+        limits,
+        max_minor_version,
+        allow_pickle,
     )
-    if allow_pickle:
-        writer.check_pickles(msg)
     minor = msg.header.minor_version
     shape = value.check(_part(msg, "value"), at("value"))
 
@@ -160,12 +165,16 @@ def _checked_table(
     kind: int,
     limits: DecodeLimits | None,
     max_minor_version: int | None,
+    allow_pickle: bool,
 ) -> tuple[Any, bool, Any, Callable[[str], CheckContext]]:
-    """The first steps every payload takes: scan and parse (header first), then check the table.
-    Returns the message, whether it has unknown fields, the table's references, and the check
-    context of a part at its path."""
+    """The first steps every payload takes: scan and parse (header first), refuse pickles this
+    process cannot read if it would unpickle them, then check the table. Returns the message,
+    whether it has unknown fields, the table's references, and the check context of a part at
+    its path."""
     limits = limits or DEFAULT_LIMITS
     msg, unknown_fields = parse_payload(data, message_type, kind, limits, max_minor_version)
+    if allow_pickle:
+        writer.check_pickles(msg)
     minor = msg.header.minor_version
     refs = check_table(msg.table if msg.HasField("table") else None, limits, minor)
 

@@ -45,15 +45,16 @@ export function thisWriter(): Writer {
 }
 
 /**
- * The messages writers were lifted from, so that writing one again keeps what this reader
- * did not know (a language of a newer version, fields it lacks). Held weakly, by the writer.
+ * The message each writer was lifted from and what it said then, so that writing one again
+ * keeps what this reader did not know (a language of a newer version, fields it lacks). Held
+ * weakly, by the writer.
  */
-const liftedFrom = new WeakMap<Writer, WriterMessage>();
+const liftedFrom = new WeakMap<Writer, { message: WriterMessage; as: Writer }>();
 
 /** The header's Writer message for a writer: the very message it was lifted from, if unchanged. */
 export function lower(writer: Writer): WriterMessage {
-  const message = liftedFrom.get(writer);
-  if (message && sameWriter(lift(message, false), writer)) return message;
+  const from = liftedFrom.get(writer);
+  if (from && PARTS.every((part) => from.as[part] === writer[part])) return from.message;
   return {
     library: writer.library,
     version: writer.version,
@@ -65,22 +66,18 @@ export function lower(writer: Writer): WriterMessage {
 }
 
 /** A header's writer: what it does not say (or says in a newer version's terms) is left out. */
-export function lift(message: WriterMessage, remember = true): Writer {
+export function lift(message: WriterMessage): Writer {
   const writer: Writer = { library: message.library, version: message.version };
   const language = LANGUAGES.name(message.language);
   if (language) writer.language = language;
   if (message.python) writer.python = message.python;
   if (message.jax) writer.jax = message.jax;
   if (message.cloudpickle) writer.cloudpickle = message.cloudpickle;
-  if (remember) liftedFrom.set(writer, message);
+  liftedFrom.set(writer, { message, as: { ...writer } });
   return writer;
 }
 
 const PARTS = ["library", "version", "language", "python", "jax", "cloudpickle"] as const;
-
-function sameWriter(a: Writer, b: Writer): boolean {
-  return PARTS.every((part) => a[part] === b[part]);
-}
 
 /** A writer is written only under a header of 1.3 or later. */
 export function check(header: Header): void {

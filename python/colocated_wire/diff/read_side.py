@@ -18,9 +18,9 @@ from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import Pickled
 from colocated_wire.errors import DecodeError
 from colocated_wire.limits import DEFAULT_LIMITS
-from colocated_wire.payload import function, specs, value
+from colocated_wire.payload import function, specs, value, writer
 from colocated_wire.payload.header import parse_payload, payload_kind
-from colocated_wire.payload.writer import Writer, payload_writer
+from colocated_wire.payload.writer import Writer
 from colocated_wire.schema_version import require_version
 from colocated_wire.table.check_table import CheckContext, check_table
 from colocated_wire.table.references import References
@@ -106,16 +106,14 @@ def read_side(data: bytes) -> DiffSide:
     """Parses and checks a payload for the diff; raises DecodeError as decoding does."""
     kind = _NAMES.get(payload_kind(data, DEFAULT_LIMITS), "specs")  # else specs says why
     read = {"specs": _read_specs, "program": _read_program}.get(kind, _read_value)
-    side = read(data)
-    side.writer = payload_writer(data)
-    return side
+    return read(data)
 
 
 def _read_specs(data: bytes) -> DiffSide:
     msg, minor, refs, at = _checked(data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS)
     shape = specs.check(_part(msg, "specs"), at("specs"))
     part = PartSide("specs", tree_of(shape), list(treedef.leaf_refs(shape, msg.specs.leaves)))
-    return DiffSide("specs", len(data), minor, refs, [part])
+    return DiffSide("specs", len(data), minor, refs, [part], writer=_writer(msg))
 
 
 def _read_program(data: bytes) -> DiffSide:
@@ -134,7 +132,7 @@ def _read_program(data: bytes) -> DiffSide:
         shape = specs.check(part, at(field))
         leaf_refs = list(treedef.leaf_refs(shape, getattr(msg, field).leaves))
         parts.append(PartSide(name, tree_of(shape), leaf_refs))
-    side = DiffSide("program", len(data), minor, refs, parts)
+    side = DiffSide("program", len(data), minor, refs, parts, writer=_writer(msg))
     side.function, side.devices = msg.function, msg.devices
     return side
 
@@ -149,9 +147,14 @@ def _read_value(data: bytes) -> DiffSide:
     is_entry = [leaf.WhichOneof("leaf") == "entry" for leaf in leaves]
     written = [leaf.entry if is_entry[i] else -2 - i for i, leaf in enumerate(leaves)]
     part = PartSide("value", tree_of(shape), list(treedef.leaf_refs(shape, written)))
-    side = DiffSide("value", len(data), minor, refs, [part])
+    side = DiffSide("value", len(data), minor, refs, [part], writer=_writer(msg))
     side.values = {i: leaf for i, leaf in enumerate(leaves) if not is_entry[i]}
     return side
+
+
+def _writer(msg: Any) -> Writer | None:
+    """Who wrote the payload, when its header says (1.3)."""
+    return writer.lift(msg.header.writer) if msg.header.HasField("writer") else None
 
 
 def _checked(data: bytes, cls: type[Message], kind: int) -> tuple[Any, int, References, Any]:

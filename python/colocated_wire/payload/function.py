@@ -75,8 +75,10 @@ def lift(
     allow_pickle: bool,
     allowed_modules: Collection[str] | None,
     allowed_functions: Collection[str] | None = None,
+    writer: payload_pb2.Writer | None = None,
 ) -> Any:
-    """The callable; an UnloadedFunction when it may not or cannot be loaded here."""
+    """The callable; an UnloadedFunction when it may not or cannot be loaded here, which keeps
+    the pickle's `writer` (its payload's header's, 1.3) to write it again with."""
     objects: list[Any] = ctx.objects
     case = fn.WhichOneof("function")
     if case == "by_name":
@@ -90,9 +92,19 @@ def lift(
                 " allow_pickle=True",
                 fn.pickled.pickle,
                 shared,
+                writer=_copied(writer),
             )
         return unpickle_function(fn.pickled.pickle, shared)
     return UnloadedFunction(
         "the payload's function is of a kind this version does not know",
         unknown=fn.SerializeToString(deterministic=True),
     )
+
+
+def _copied(writer: payload_pb2.Writer | None) -> payload_pb2.Writer | None:
+    """A Writer message of its own, not a view into the payload that goes when it goes."""
+    if writer is None:
+        return None
+    copy = payload_pb2.Writer()
+    copy.CopyFrom(writer)
+    return copy

@@ -30,9 +30,11 @@ from colocated_wire.schema_version import field_since, require_version
 # The minor version that introduced the header's writer.
 WRITER_SINCE = field_since(payload_pb2.Header.DESCRIPTOR, "writer")
 
+# Languages by number, named from the schema's enum: WRITER_LANGUAGE_PYTHON is "python".
 _LANGUAGES = {
-    payload_pb2.WRITER_LANGUAGE_TYPESCRIPT: "typescript",
-    payload_pb2.WRITER_LANGUAGE_PYTHON: "python",
+    v.number: v.name.removeprefix("WRITER_LANGUAGE_").lower()
+    for v in payload_pb2.WriterLanguage.DESCRIPTOR.values
+    if v.number
 }
 _LANGUAGE_VALUES = {name: number for number, name in _LANGUAGES.items()}
 
