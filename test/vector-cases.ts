@@ -449,6 +449,26 @@ export const VECTOR_CASES: VectorCase[] = [
   },
   ...Object.entries(VALUE_TREES).map(([name, tree]) => ({ name, bytes: () => value(tree()) })),
   {
+    // colocated.v1.3: the str key pool as a trie of key parts. Dotted and slashed keys whose
+    // layers and optimizer moments repeat (written once, as repeats), a key that ends where
+    // others go on ("opt_state/"), the empty key, a "-" sibling of a "." label, and UTF-8
+    // labels.
+    name: "key_trie_1_3",
+    bytes: () => {
+      const tree: Record<string, ShapeDtypeStruct> = { "": f32([1]), "opt_state/": f32([1]) };
+      for (const prefix of ["opt_state/mu/", "opt_state/nu/", "params."]) {
+        for (const i of range(3)) {
+          tree[`${prefix}layers.${i}.attn.b`] = f32([4]);
+          tree[`${prefix}layers.${i}.attn.w`] = f32([4, 4]);
+          tree[`${prefix}layers.${i}.mlp.w`] = f32([4, 8]);
+        }
+      }
+      tree["params.layers-count"] = f32([1]);
+      tree["params.héad/β"] = f32([2]);
+      return specs(tree, { targetMinorVersion: 3 });
+    },
+  },
+  {
     // 1.3: the header names its writer, here a Python one with every part it can say.
     name: "writer_python_1_3",
     bytes: () => {

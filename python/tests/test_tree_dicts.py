@@ -136,7 +136,7 @@ def _under_1_0(tree):
     msg = parse(serialize_specs(treedef, leaves))
     msg.header.minor_version = 0
     td = msg.specs.treedef
-    td.strings.extend(str_pool(td, "treedef", 1, 1 << 20))
+    td.strings.extend(str_pool(td, "treedef", 1, 1 << 20, 1 << 20))
     if td.fresh_dict_keys:
         td.dict_keys.extend(range(len(td.strings) + len(td.keys)))
     for name in ("key_text", "key_sizes", "fresh_dict_keys"):

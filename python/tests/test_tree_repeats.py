@@ -106,7 +106,7 @@ def _expand(specs):
     """The nodes and leaf refs a TreeDef message stands for, every key, type and node data by
     value, read naively (recursively) from its columns: a second reading of the format."""
     td = specs.treedef
-    strings = list(str_pool(td, "treedef", 1, 1 << 30))
+    strings = list(str_pool(td, "treedef", 1, 1 << 30, 1 << 30))
     others = [(k.WhichOneof("key"), getattr(k, k.WhichOneof("key"))) for k in td.keys]
     pool = [("str", s) for s in strings] + others
     kinds, arities, leaves = list(td.kinds), list(td.arities), list(specs.leaves)

@@ -400,6 +400,22 @@ def value_function_1_2(devices):
     return (add_one, None, None, None, None, None)
 
 
+def key_trie_1_3(devices):
+    """colocated.v1.3: the str key pool as a trie of key parts. Dotted and slashed keys whose
+    layers and optimizer moments repeat (written once, as repeats), a key that ends where
+    others go on ("opt_state/"), the empty key, a "-" sibling of a "." label, and UTF-8
+    labels."""
+    tree = {"": _f32((1,)), "opt_state/": _f32((1,))}
+    for prefix in ("opt_state/mu/", "opt_state/nu/", "params."):
+        for i in range(3):
+            tree[f"{prefix}layers.{i}.attn.b"] = _f32((4,))
+            tree[f"{prefix}layers.{i}.attn.w"] = _f32((4, 4))
+            tree[f"{prefix}layers.{i}.mlp.w"] = _f32((4, 8))
+    tree["params.layers-count"] = _f32((1,))
+    tree["params.héad/β"] = _f32((2,))
+    return _specs(tree)
+
+
 def writer_python_1_3(devices):
     """colocated.v1.3: the header names its writer, a Python one with every part it can say."""
     return _specs([_f32((8, 4), NamedSharding(_mesh_2x4(devices), P("x", "y")))])
@@ -433,6 +449,7 @@ SPECS_CASES = {
         dict_keys_1_1,
         shared_subtrees_1_1,
         key_pool_1_1,
+        key_trie_1_3,
         ordered_dicts_1_0,
         single_device,
         gspmd,
@@ -453,6 +470,7 @@ TARGET_MINOR_VERSIONS = {
     "dict_keys_1_1": 1,
     "shared_subtrees_1_1": 1,
     "key_pool_1_1": 1,
+    "key_trie_1_3": 3,
     **dict.fromkeys(VALUE_CASES, 2),
     **dict.fromkeys(WRITERS, 3),
 }

@@ -1,60 +1,37 @@
+import { TreeDefSchema } from "../../gen/es/colocated/v1/tree_pb";
 import type { TreeDef } from "../../gen/ts/colocated/v1/tree";
 import { DecodeError } from "../errors";
+import type { DecodeLimits } from "../limits";
+import { fieldSince } from "../schema-version";
+import { frontCode } from "./front-code";
+import { buildKeyTrie, decodeKey, frontCodedSize, keyTrieSize, readKeyTrie } from "./key-trie";
+
+/** The minor version that introduced the key trie. */
+const KEY_TRIE_SINCE = fieldSince(TreeDefSchema.field.keyTrie);
 
 /**
- * The str key pool front-coded (colocated.v1.1): sorted keys such as "layer_0001", "layer_0002"
- * share long prefixes, so each key is written as the UTF-8 bytes after its common prefix with
- * the key before it.
+ * The str key pool of a TreeDef: `strings` (1.0), front-coded in `key_text` (1.1) or a trie of
+ * key parts (1.3), whichever the writer found smallest.
  */
 
-const utf8 = new TextEncoder();
 // Fatal, so a key that is not UTF-8 is an error; a leading BOM is part of the key.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** The pool as key_text and key_sizes: per key, its shared prefix length, then its suffix length. */
-export function frontCode(keys: readonly string[]): { keyText: Uint8Array; keySizes: number[] } {
-  // One UTF-8 encoding for all keys (an encode per key costs more than the rest together),
-  // each key followed by a NUL so that no surrogate pair forms across two keys.
-  const all = utf8.encode(`${keys.join("\0")}\0`);
-  const keySizes: number[] = new Array(2 * keys.length);
-  const keyText = new Uint8Array(all.length);
-  let written = 0;
-  let previous = 0;
-  let previousLength = 0;
-  let start = 0;
-  for (let i = 0; i < keys.length; i++) {
-    // Found by its length, not by the NUL: a key may hold NULs of its own.
-    const end = start + utf8Length(keys[i]);
-    const length = end - start;
-    const limit = Math.min(previousLength, length);
-    let prefix = 0;
-    while (prefix < limit && all[previous + prefix] === all[start + prefix]) prefix++;
-    keySizes[2 * i] = prefix;
-    keySizes[2 * i + 1] = length - prefix;
-    for (let j = start + prefix; j < end; j++) keyText[written++] = all[j];
-    previous = start;
-    previousLength = length;
-    start = end + 1;
+/**
+ * The str key pool as a TreeDef writes it for a target: a trie of key parts (1.3) when that is
+ * smaller, else front-coded (1.1).
+ */
+export function writeKeyPool(
+  keys: readonly string[],
+  target: number,
+): Pick<TreeDef, "keyText" | "keySizes" | "keyTrie"> {
+  const { keyText, keySizes } = frontCode(keys);
+  if (target >= KEY_TRIE_SINCE) {
+    const trie = buildKeyTrie(keys);
+    if (keyTrieSize(trie) < frontCodedSize(keyText, keySizes))
+      return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
   }
-  return { keyText: keyText.slice(0, written), keySizes };
-}
-
-/** The length of a string in UTF-8, as TextEncoder writes it (a lone surrogate is 3 bytes). */
-function utf8Length(text: string): number {
-  let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) length += 1;
-    else if (c < 0x800) length += 2;
-    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next < 0xe000) {
-        length += 4;
-        i++;
-      } else length += 3;
-    } else length += 3;
-  }
-  return length;
+  return { keyText, keySizes, keyTrie: undefined };
 }
 
 /** A TreeDef's str keys, and (front-coded) which are above the key before them, by code point. */
@@ -65,13 +42,52 @@ export interface KeyPoolRead {
 }
 
 /**
- * The str key pool a TreeDef carries: `strings` as written, or its key_text and key_sizes read
- * back. Every size is checked before a key is built, and the bytes all keys expand to count
- * against the payload limit (a prefix can repeat a long key many times).
+ * The str key pool a TreeDef carries: `strings` as written, or its key_text and key_sizes or its
+ * key_trie read back. Every size is checked before a key is built, and the bytes all keys
+ * expand to count against the payload limit (a prefix can repeat a long key many times). A pool
+ * read before under the same limits is found by its bytes: a program sends the same tree on
+ * every call.
  */
-export function readKeyPool(message: TreeDef, path: string, maxBytes: number): KeyPoolRead {
-  const { keyText: text, keySizes: sizes } = message;
-  if (text.length === 0 && sizes.length === 0) return { keys: message.strings };
+export function readKeyPool(message: TreeDef, path: string, limits: DecodeLimits): KeyPoolRead {
+  const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
+  if (trie === undefined && text.length === 0 && sizes.length === 0)
+    return { keys: message.strings };
+  const written = trie === undefined ? text : trie.labelText;
+  const key =
+    written.length <= CACHED_BYTES
+      ? `${limits.maxTreeNodes} ${limits.maxPayloadBytes} ${latin1.decode(written)} ${
+          trie === undefined ? sizes.join() : `${trie.labelSizes.join()} ${trie.nodes.join()}`
+        }`
+      : undefined;
+  const known = key === undefined ? undefined : readPools.get(key);
+  if (known !== undefined) return known;
+  const read = readWrittenPool(message, path, limits);
+  if (key !== undefined && read.keys.length <= CACHED_KEYS) {
+    if (readPools.size >= CACHED_POOLS) readPools.clear();
+    readPools.set(key, { keys: Object.freeze(read.keys), rises: read.rises });
+  }
+  return read;
+}
+
+/** Pools read, by their bytes and limits; a full cache is emptied (no order to keep). */
+const readPools = new Map<string, KeyPoolRead>();
+const CACHED_POOLS = 64;
+const CACHED_BYTES = 1 << 16;
+const CACHED_KEYS = 1 << 16;
+// Every byte is one code unit: distinct bytes make distinct cache keys.
+const latin1 = new TextDecoder("latin1");
+
+/** The pool of key_trie, or of key_text and key_sizes, checked and read. */
+function readWrittenPool(message: TreeDef, path: string, limits: DecodeLimits): KeyPoolRead {
+  const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
+  const maxBytes = limits.maxPayloadBytes;
+  if (trie !== undefined) {
+    if (message.strings.length > 0 || text.length > 0 || sizes.length > 0) {
+      const detail = "the str keys are in one of strings, key_text and key_trie";
+      throw new DecodeError(`${path}.key_trie`, "invalid-tree", detail);
+    }
+    return readKeyTrie(trie, path, { maxKeys: limits.maxTreeNodes, maxBytes });
+  }
   if (message.strings.length > 0) {
     const detail = "the str keys are in strings or in key_text, not both";
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
@@ -147,12 +163,4 @@ export function readKeyPool(message: TreeDef, path: string, maxBytes: number): K
   const joined = strictUtf8.decode(all.subarray(0, starts[ascii]));
   for (let k = 0; k < ascii; k++) keys[k] = joined.slice(starts[k], starts[k + 1]);
   return { keys, rises };
-}
-
-function decodeKey(bytes: Uint8Array, path: string, index: number): string {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    throw new DecodeError(path, "invalid-value", `key ${index} is not UTF-8`);
-  }
 }

@@ -17,7 +17,7 @@ import {
 } from "../model/tree-dict-keys";
 import { fieldSince, refuseNewer, valueSince } from "../schema-version";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
-import { frontCode } from "./tree-keys";
+import { writeKeyPool } from "./tree-keys";
 import { treeContents } from "./tree-repeats";
 
 /**
@@ -74,6 +74,7 @@ export function lowerWithLeaves(
     keyText: new Uint8Array(0),
     keySizes: [],
     freshDictKeys: false,
+    keyTrie: undefined,
   };
   const writeNode = nodeWriter(out, target, path);
   const leaves: number[] = [];
@@ -106,7 +107,7 @@ export function lowerWithLeaves(
     if (key?.$case === "tuple") key.value.items = key.value.items.map(final);
   if (target >= 1) {
     const poolSize = strings + out.keys.length;
-    if (strings > 0) Object.assign(out, frontCode(out.strings), { strings: [] });
+    if (strings > 0) Object.assign(out, writeKeyPool(out.strings, target), { strings: [] });
     // Fresh only when the dicts use the whole pool (a tuple's items may be only its items).
     const everyKey = out.dictKeys.length === poolSize;
     if (everyKey && poolSize > 0 && out.dictKeys.every((ref, j) => ref === j)) {

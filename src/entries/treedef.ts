@@ -30,6 +30,7 @@ const NODE_KINDS = TREE_NODE_KINDS;
 /** The minor versions of the keys that are not str, of front-coded keys and of fresh keys. */
 const KEYS_SINCE = fieldSince(TreeDefSchema.field.keys);
 const KEY_TEXT_SINCE = fieldSince(TreeDefSchema.field.keyText);
+const KEY_TRIE_SINCE = fieldSince(TreeDefSchema.field.keyTrie);
 const FRESH_SINCE = fieldSince(TreeDefSchema.field.freshDictKeys);
 /** The minor versions of LEAVES and REPEAT, read once: they are asked for at every such node. */
 const LEAVES_SINCE = valueSince(NodeKindSchema, NodeKind.NODE_KIND_LEAVES);
@@ -96,7 +97,9 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
     throw new DecodeError(`${path}.kinds`, "invalid-tree", "a tree has at least one node");
   if (message.keyText.length > 0 || message.keySizes.length > 0)
     requireVersion(`${path}.key_text`, "key_text", KEY_TEXT_SINCE, minorVersion);
-  const { keys: pool, rises } = readKeyPool(message, path, limits.maxPayloadBytes);
+  if (message.keyTrie !== undefined)
+    requireVersion(`${path}.key_trie`, "key_trie", KEY_TRIE_SINCE, minorVersion);
+  const { keys: pool, rises } = readKeyPool(message, path, limits);
   const fresh = message.freshDictKeys;
   if (fresh) {
     requireVersion(`${path}.fresh_dict_keys`, "fresh_dict_keys", FRESH_SINCE, minorVersion);

@@ -1,10 +1,12 @@
-"""The str key pool of a TreeDef, front-coded (colocated.v1.1).
+"""The str key pool of a TreeDef: `strings` (1.0), front-coded (1.1) or a trie
+of key parts (1.3), whichever the writer found smallest.
 
 JAX sorts a dict's keys, so the pool in first-use order is mostly sorted too
 and neighbours share long prefixes ("decoder_block_0", "decoder_block_1"):
-each key is written as the count of leading UTF-8 bytes it shares with the
-key before it, then the bytes that follow. `key_text` holds those bytes and
-`key_sizes` the two counts per key. src/entries/tree-keys.ts is the same.
+front coding writes each key as the count of leading UTF-8 bytes it shares
+with the key before it, then the bytes that follow (`key_text` holds those
+bytes and `key_sizes` the two counts per key). src/entries/tree-keys.ts is the
+same.
 """
 
 from __future__ import annotations
@@ -12,38 +14,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colocated_wire._gen.colocated.v1 import tree_pb2
+from colocated_wire.entries import key_trie
+from colocated_wire.entries.front_code import front_code
 from colocated_wire.errors import DecodeError
 from colocated_wire.schema_version import field_since, require_version
 
 _TEXT_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "key_text")
+_TRIE_SINCE = field_since(tree_pb2.TreeDef.DESCRIPTOR, "key_trie")
 
 
-def front_code(keys: Sequence[str]) -> tuple[bytes, list[int]]:
-    """(key_text, key_sizes) of a pool of str keys."""
-    parts: list[bytes] = []
-    sizes: list[int] = []
-    prev = b""
-    for key in keys:
-        raw = key.encode()
-        p = _common_prefix(prev, raw)
-        parts.append(raw[p:])
-        sizes += (p, len(raw) - p)
-        prev = raw
-    return b"".join(parts), sizes
+def write_key_pool(msg: tree_pb2.TreeDef, keys: Sequence[str], target: int) -> None:
+    """Writes the str key pool for a target: a trie of key parts (1.3) when that is smaller,
+    else front-coded (1.1)."""
+    text, sizes = front_code(keys)
+    coded = tree_pb2.TreeDef(key_text=text, key_sizes=sizes)
+    if target >= _TRIE_SINCE:
+        trie = tree_pb2.TreeDef(key_trie=key_trie.build_key_trie(keys))
+        if trie.ByteSize() < coded.ByteSize():
+            msg.key_trie.CopyFrom(trie.key_trie)
+            return
+    msg.key_text = text
+    msg.key_sizes.extend(sizes)
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def str_pool(msg: tree_pb2.TreeDef, path: str, minor: int, max_bytes: int) -> Sequence[str]:
-    """The str keys of the pool: `strings`, or the front-coded `key_text` and `key_sizes`,
-    checked against each other and the payload byte limit (expanded keys included)."""
+def str_pool(
+    msg: tree_pb2.TreeDef, path: str, minor: int, max_keys: int, max_bytes: int
+) -> Sequence[str]:
+    """The str keys of the pool: `strings`, the front-coded `key_text` and `key_sizes`, or
+    `key_trie`, checked against each other and the limits (expanded keys included)."""
     text, sizes = msg.key_text, msg.key_sizes
+    if msg.HasField("key_trie"):
+        require_version(f"{path}.key_trie", "key_trie", _TRIE_SINCE, minor)
+        if msg.strings or text or sizes:
+            detail = "the str keys are in one of strings, key_text and key_trie"
+            raise DecodeError(f"{path}.key_trie", "invalid-tree", detail)
+        return key_trie.read_key_trie(msg.key_trie, path, max_keys, max_bytes)
     if not text and not sizes:
         return msg.strings
     require_version(f"{path}.key_text", "key_text", _TEXT_SINCE, minor)

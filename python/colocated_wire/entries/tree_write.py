@@ -320,8 +320,8 @@ def _message(nodes: Sequence[LoweredNode], target: int) -> tree_pb2.TreeDef:
         keys=key_msgs,
     )
     if target >= 1:
-        msg.key_text, sizes = tree_keys.front_code(list(strings))
-        msg.key_sizes.extend(sizes)
+        if strings:
+            tree_keys.write_key_pool(msg, list(strings), target)
         # Fresh only when the dicts use the whole pool (a tuple's items may be only its items).
         if dict_keys and dict_keys == list(range(n + len(key_msgs))):
             msg.fresh_dict_keys = True

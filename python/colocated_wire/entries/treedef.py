@@ -227,7 +227,7 @@ def _check_columns(
     kinds: Sequence[int] = msg.kinds if kind_bytes is None else kind_bytes
     arities, dict_keys = msg.arities, msg.dict_keys
     type_refs, node_data, node_types = msg.type_refs, msg.node_data, msg.node_types
-    strings = tree_keys.str_pool(msg, path, minor, limits.max_payload_bytes)
+    strings = tree_keys.str_pool(msg, path, minor, limits.max_tree_nodes, limits.max_payload_bytes)
     fresh = msg.fresh_dict_keys
     pool_size = len(strings) + len(msg.keys)
     pool = _KeyPool(msg, strings, path, limits)

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file colocated/v1/tree.proto.
  */
 export const file_colocated_v1_tree: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIu4CCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYARIWCghrZXlfdGV4dBgJIAEoDEIEmLUYARIdCglrZXlfc2l6ZXMYCiADKA1CChABiLUYBZi1GAESHQoPZnJlc2hfZGljdF9rZXlzGAsgASgIQgSYtRgBIrQBCgdEaWN0S2V5Eg0KA2ludBgBIAEoEkgAEg4KBGJvb2wYAiABKAhIABIOCgRub25lGAMgASgISAASFQoFZmxvYXQYBCABKAFCBJi1GAFIABIVCgVieXRlcxgFIAEoDEIEmLUYAUgAEi0KBXR1cGxlGAYgASgLMhYuY29sb2NhdGVkLnYxLktleVR1cGxlQgSYtRgBSAASFgoGcGlja2xlGAcgASgMQgSYtRgBSABCBQoDa2V5IiEKCEtleVR1cGxlEhUKBWl0ZW1zGAEgAygNQgYQAYi1GAUiRAoITm9kZVR5cGUSDAoEbmFtZRgBIAEoCRIUCgZmaWVsZHMYAiADKAlCBIi1GAUSFAoGcGlja2xlGAMgASgMQgSYtRgBKrYCCghOb2RlS2luZBIZChVOT0RFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5OT0RFX0tJTkRfTEVBRhABEhIKDk5PREVfS0lORF9OT05FEAISEwoPTk9ERV9LSU5EX1RVUExFEAMSEgoOTk9ERV9LSU5EX0xJU1QQBBISCg5OT0RFX0tJTkRfRElDVBAFEhgKFE5PREVfS0lORF9OQU1FRFRVUExFEAYSFAoQTk9ERV9LSU5EX0NVU1RPTRAHEiAKFk5PREVfS0lORF9PUkRFUkVEX0RJQ1QQCBoEkLUYARIgChZOT0RFX0tJTkRfREVGQVVMVF9ESUNUEAkaBJC1GAESGgoQTk9ERV9LSU5EX0xFQVZFUxAKGgSQtRgBEhoKEE5PREVfS0lORF9SRVBFQVQQCxoEkLUYAWIGcHJvdG8z", [file_colocated_v1_limit, file_colocated_v1_version]);
+  fileDesc("Chdjb2xvY2F0ZWQvdjEvdHJlZS5wcm90bxIMY29sb2NhdGVkLnYxIp0DCgdUcmVlRGVmEi0KBWtpbmRzGAEgAygOMhYuY29sb2NhdGVkLnYxLk5vZGVLaW5kQgYQAYi1GAUSFwoHYXJpdGllcxgCIAMoDUIGEAGItRgFEhUKB3N0cmluZ3MYAyADKAlCBIi1GAUSGQoJZGljdF9rZXlzGAQgAygNQgYQAYi1GAUSMAoKbm9kZV90eXBlcxgFIAMoCzIWLmNvbG9jYXRlZC52MS5Ob2RlVHlwZUIEiLUYBRIZCgl0eXBlX3JlZnMYBiADKA1CBhABiLUYBRIXCglub2RlX2RhdGEYByADKAxCBIi1GAUSLQoEa2V5cxgIIAMoCzIVLmNvbG9jYXRlZC52MS5EaWN0S2V5QgiItRgFmLUYARIWCghrZXlfdGV4dBgJIAEoDEIEmLUYARIdCglrZXlfc2l6ZXMYCiADKA1CChABiLUYBZi1GAESHQoPZnJlc2hfZGljdF9rZXlzGAsgASgIQgSYtRgBEi0KCGtleV90cmllGA0gASgLMhUuY29sb2NhdGVkLnYxLktleVRyaWVCBJi1GAMiUQoHS2V5VHJpZRISCgpsYWJlbF90ZXh0GAEgASgMEhsKC2xhYmVsX3NpemVzGAIgAygNQgYQAYi1GAUSFQoFbm9kZXMYAyADKA1CBhABiLUYBSK0AQoHRGljdEtleRINCgNpbnQYASABKBJIABIOCgRib29sGAIgASgISAASDgoEbm9uZRgDIAEoCEgAEhUKBWZsb2F0GAQgASgBQgSYtRgBSAASFQoFYnl0ZXMYBSABKAxCBJi1GAFIABItCgV0dXBsZRgGIAEoCzIWLmNvbG9jYXRlZC52MS5LZXlUdXBsZUIEmLUYAUgAEhYKBnBpY2tsZRgHIAEoDEIEmLUYAUgAQgUKA2tleSIhCghLZXlUdXBsZRIVCgVpdGVtcxgBIAMoDUIGEAGItRgFIkQKCE5vZGVUeXBlEgwKBG5hbWUYASABKAkSFAoGZmllbGRzGAIgAygJQgSItRgFEhQKBnBpY2tsZRgDIAEoDEIEmLUYASq2AgoITm9kZUtpbmQSGQoVTk9ERV9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOTk9ERV9LSU5EX0xFQUYQARISCg5OT0RFX0tJTkRfTk9ORRACEhMKD05PREVfS0lORF9UVVBMRRADEhIKDk5PREVfS0lORF9MSVNUEAQSEgoOTk9ERV9LSU5EX0RJQ1QQBRIYChROT0RFX0tJTkRfTkFNRURUVVBMRRAGEhQKEE5PREVfS0lORF9DVVNUT00QBxIgChZOT0RFX0tJTkRfT1JERVJFRF9ESUNUEAgaBJC1GAESIAoWTk9ERV9LSU5EX0RFRkFVTFRfRElDVBAJGgSQtRgBEhoKEE5PREVfS0lORF9MRUFWRVMQChoEkLUYARIaChBOT0RFX0tJTkRfUkVQRUFUEAsaBJC1GAFiBnByb3RvMw", [file_colocated_v1_limit, file_colocated_v1_version]);
 
 /**
  * A PyTreeDef, flattened into packed columns so that a node costs about a
@@ -121,6 +121,16 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
    * @generated from field: bool fresh_dict_keys = 11;
    */
   freshDictKeys: boolean;
+
+  /**
+   * The str key pool as a trie of key parts (1.3), in place of `strings` and
+   * `key_text` (a TreeDef has at most one of the three). Field 12 is left
+   * unused: the golden vector newer_minor_version carries it as a field of a
+   * newer version.
+   *
+   * @generated from field: colocated.v1.KeyTrie key_trie = 13;
+   */
+  keyTrie?: KeyTrie | undefined;
 };
 
 /**
@@ -129,6 +139,53 @@ export type TreeDef = Message<"colocated.v1.TreeDef"> & {
  */
 export const TreeDefSchema: GenMessage<TreeDef> = /*@__PURE__*/
   messageDesc(file_colocated_v1_tree, 0);
+
+/**
+ * The str key pool as a trie (1.3): dotted or slashed keys
+ * ("params.model.layers.12.mlp.up_proj.weight") repeat their parts under
+ * every layer and their whole set under each optimizer moment, so each key is
+ * a path of labels from the root, and a subtrie met before is written once.
+ * Labels are any UTF-8 bytes: no separator is special, a writer chooses where
+ * to cut. The pool's keys are the trie's keys in preorder, a node's own key
+ * before its children's.
+ *
+ * @generated from message colocated.v1.KeyTrie
+ */
+export type KeyTrie = Message<"colocated.v1.KeyTrie"> & {
+  /**
+   * The distinct labels, front-coded as TreeDef.key_text is.
+   *
+   * @generated from field: bytes label_text = 1;
+   */
+  labelText: Uint8Array;
+
+  /**
+   * Two per label, as TreeDef.key_sizes: bytes shared with the label before,
+   * then bytes of `label_text` that follow. `label_text` is used up exactly.
+   *
+   * @generated from field: repeated uint32 label_sizes = 2 [packed = true];
+   */
+  labelSizes: number[];
+
+  /**
+   * The root's children and their subtries in preorder, two numbers per
+   * node: its label's index, then its form. A written node's form is
+   * 4 * (its number of children) + 2 * (1 when a key ends at it); its
+   * children follow. A repeat's form is 2 * s + 1: it takes the key end and
+   * the children of node s (its index among the nodes, counted from 0), a
+   * written node whose subtrie ends before this one; none of its own follow.
+   *
+   * @generated from field: repeated uint32 nodes = 3 [packed = true];
+   */
+  nodes: number[];
+};
+
+/**
+ * Describes the message colocated.v1.KeyTrie.
+ * Use `create(KeyTrieSchema)` to create a new message.
+ */
+export const KeyTrieSchema: GenMessage<KeyTrie> = /*@__PURE__*/
+  messageDesc(file_colocated_v1_tree, 1);
 
 /**
  * A dict key that is not a str.
@@ -207,7 +264,7 @@ export type DictKey = Message<"colocated.v1.DictKey"> & {
  * Use `create(DictKeySchema)` to create a new message.
  */
 export const DictKeySchema: GenMessage<DictKey> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_tree, 1);
+  messageDesc(file_colocated_v1_tree, 2);
 
 /**
  * A dict key that is a tuple (1.1).
@@ -229,7 +286,7 @@ export type KeyTuple = Message<"colocated.v1.KeyTuple"> & {
  * Use `create(KeyTupleSchema)` to create a new message.
  */
 export const KeyTupleSchema: GenMessage<KeyTuple> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_tree, 2);
+  messageDesc(file_colocated_v1_tree, 3);
 
 /**
  * A namedtuple class or a registered custom node type.
@@ -268,7 +325,7 @@ export type NodeType = Message<"colocated.v1.NodeType"> & {
  * Use `create(NodeTypeSchema)` to create a new message.
  */
 export const NodeTypeSchema: GenMessage<NodeType> = /*@__PURE__*/
-  messageDesc(file_colocated_v1_tree, 3);
+  messageDesc(file_colocated_v1_tree, 4);
 
 /**
  * Kinds of PyTreeDef node.

@@ -189,6 +189,42 @@ export interface TreeDef {
    * the next keys of the pool: `dict_keys` is then left empty.
    */
   freshDictKeys: boolean;
+  /**
+   * The str key pool as a trie of key parts (1.3), in place of `strings` and
+   * `key_text` (a TreeDef has at most one of the three). Field 12 is left
+   * unused: the golden vector newer_minor_version carries it as a field of a
+   * newer version.
+   */
+  keyTrie?: KeyTrie | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * The str key pool as a trie (1.3): dotted or slashed keys
+ * ("params.model.layers.12.mlp.up_proj.weight") repeat their parts under
+ * every layer and their whole set under each optimizer moment, so each key is
+ * a path of labels from the root, and a subtrie met before is written once.
+ * Labels are any UTF-8 bytes: no separator is special, a writer chooses where
+ * to cut. The pool's keys are the trie's keys in preorder, a node's own key
+ * before its children's.
+ */
+export interface KeyTrie {
+  /** The distinct labels, front-coded as TreeDef.key_text is. */
+  labelText: Uint8Array;
+  /**
+   * Two per label, as TreeDef.key_sizes: bytes shared with the label before,
+   * then bytes of `label_text` that follow. `label_text` is used up exactly.
+   */
+  labelSizes: number[];
+  /**
+   * The root's children and their subtries in preorder, two numbers per
+   * node: its label's index, then its form. A written node's form is
+   * 4 * (its number of children) + 2 * (1 when a key ends at it); its
+   * children follow. A repeat's form is 2 * s + 1: it takes the key end and
+   * the children of node s (its index among the nodes, counted from 0), a
+   * written node whose subtrie ends before this one; none of its own follow.
+   */
+  nodes: number[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -268,6 +304,7 @@ function createBaseTreeDef(): TreeDef {
     keyText: new Uint8Array(0),
     keySizes: [],
     freshDictKeys: false,
+    keyTrie: undefined,
     _unknownFields: {},
   };
 }
@@ -326,6 +363,9 @@ export const TreeDef: MessageFns<TreeDef> = {
     }
     if (message.freshDictKeys !== false) {
       writer.uint32(88).bool(message.freshDictKeys);
+    }
+    if (message.keyTrie !== undefined) {
+      KeyTrie.encode(message.keyTrie, writer.uint32(106).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -489,6 +529,14 @@ export const TreeDef: MessageFns<TreeDef> = {
             message.freshDictKeys = reader.bool();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.keyTrie = KeyTrie.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -552,6 +600,11 @@ export const TreeDef: MessageFns<TreeDef> = {
         : isSet(object.fresh_dict_keys)
         ? globalThis.Boolean(object.fresh_dict_keys)
         : false,
+      keyTrie: isSet(object.keyTrie)
+        ? KeyTrie.fromJSON(object.keyTrie)
+        : isSet(object.key_trie)
+        ? KeyTrie.fromJSON(object.key_trie)
+        : undefined,
     };
   },
 
@@ -590,6 +643,9 @@ export const TreeDef: MessageFns<TreeDef> = {
     if (message.freshDictKeys !== false) {
       obj.freshDictKeys = message.freshDictKeys;
     }
+    if (message.keyTrie !== undefined) {
+      obj.keyTrie = KeyTrie.toJSON(message.keyTrie);
+    }
     return obj;
   },
 
@@ -609,6 +665,162 @@ export const TreeDef: MessageFns<TreeDef> = {
     message.keyText = object.keyText ?? new Uint8Array(0);
     message.keySizes = object.keySizes?.map((e) => e) || [];
     message.freshDictKeys = object.freshDictKeys ?? false;
+    message.keyTrie = (object.keyTrie !== undefined && object.keyTrie !== null)
+      ? KeyTrie.fromPartial(object.keyTrie)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseKeyTrie(): KeyTrie {
+  return { labelText: new Uint8Array(0), labelSizes: [], nodes: [], _unknownFields: {} };
+}
+
+export const KeyTrie: MessageFns<KeyTrie> = {
+  encode(message: KeyTrie, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.labelText.length !== 0) {
+      writer.uint32(10).bytes(message.labelText);
+    }
+    if (message.labelSizes.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.labelSizes) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.nodes.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.nodes) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyTrie {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyTrie();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.labelText = reader.bytes();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.labelSizes.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.labelSizes.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.nodes.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.nodes.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        const list = message._unknownFields![tag];
+
+        if (list === undefined) {
+          message._unknownFields![tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyTrie {
+    return {
+      labelText: isSet(object.labelText)
+        ? bytesFromBase64(object.labelText)
+        : isSet(object.label_text)
+        ? bytesFromBase64(object.label_text)
+        : new Uint8Array(0),
+      labelSizes: globalThis.Array.isArray(object?.labelSizes)
+        ? object.labelSizes.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.label_sizes)
+        ? object.label_sizes.map((e: any) => globalThis.Number(e))
+        : [],
+      nodes: globalThis.Array.isArray(object?.nodes) ? object.nodes.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: KeyTrie): unknown {
+    const obj: any = {};
+    if (message.labelText.length !== 0) {
+      obj.labelText = base64FromBytes(message.labelText);
+    }
+    if (message.labelSizes?.length) {
+      obj.labelSizes = message.labelSizes.map((e) => Math.round(e));
+    }
+    if (message.nodes?.length) {
+      obj.nodes = message.nodes.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyTrie>, I>>(base?: I): KeyTrie {
+    return KeyTrie.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyTrie>, I>>(object: I): KeyTrie {
+    const message = createBaseKeyTrie();
+    message.labelText = object.labelText ?? new Uint8Array(0);
+    message.labelSizes = object.labelSizes?.map((e) => e) || [];
+    message.nodes = object.nodes?.map((e) => e) || [];
     return message;
   },
 };

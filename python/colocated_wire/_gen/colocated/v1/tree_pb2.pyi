@@ -37,7 +37,7 @@ NODE_KIND_LEAVES: NodeKind
 NODE_KIND_REPEAT: NodeKind
 
 class TreeDef(_message.Message):
-    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data", "keys", "key_text", "key_sizes", "fresh_dict_keys")
+    __slots__ = ("kinds", "arities", "strings", "dict_keys", "node_types", "type_refs", "node_data", "keys", "key_text", "key_sizes", "fresh_dict_keys", "key_trie")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     ARITIES_FIELD_NUMBER: _ClassVar[int]
     STRINGS_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class TreeDef(_message.Message):
     KEY_TEXT_FIELD_NUMBER: _ClassVar[int]
     KEY_SIZES_FIELD_NUMBER: _ClassVar[int]
     FRESH_DICT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    KEY_TRIE_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedScalarFieldContainer[NodeKind]
     arities: _containers.RepeatedScalarFieldContainer[int]
     strings: _containers.RepeatedScalarFieldContainer[str]
@@ -60,7 +61,18 @@ class TreeDef(_message.Message):
     key_text: bytes
     key_sizes: _containers.RepeatedScalarFieldContainer[int]
     fresh_dict_keys: bool
-    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ..., key_text: _Optional[bytes] = ..., key_sizes: _Optional[_Iterable[int]] = ..., fresh_dict_keys: _Optional[bool] = ...) -> None: ...
+    key_trie: KeyTrie
+    def __init__(self, kinds: _Optional[_Iterable[_Union[NodeKind, str]]] = ..., arities: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ..., dict_keys: _Optional[_Iterable[int]] = ..., node_types: _Optional[_Iterable[_Union[NodeType, _Mapping]]] = ..., type_refs: _Optional[_Iterable[int]] = ..., node_data: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[_Union[DictKey, _Mapping]]] = ..., key_text: _Optional[bytes] = ..., key_sizes: _Optional[_Iterable[int]] = ..., fresh_dict_keys: _Optional[bool] = ..., key_trie: _Optional[_Union[KeyTrie, _Mapping]] = ...) -> None: ...
+
+class KeyTrie(_message.Message):
+    __slots__ = ("label_text", "label_sizes", "nodes")
+    LABEL_TEXT_FIELD_NUMBER: _ClassVar[int]
+    LABEL_SIZES_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    label_text: bytes
+    label_sizes: _containers.RepeatedScalarFieldContainer[int]
+    nodes: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, label_text: _Optional[bytes] = ..., label_sizes: _Optional[_Iterable[int]] = ..., nodes: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DictKey(_message.Message):
     __slots__ = ("int", "bool", "none", "float", "bytes", "tuple", "pickle")
