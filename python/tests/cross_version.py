@@ -131,6 +131,16 @@ SPECS_CASES: dict[str, Any] = {
         f=_tree("list"),
         g=_tree("dict"),
     ),
+    # colocated.v1.3: a flat dict of dotted keys whose layers and moments repeat: a key trie.
+    "flat_dotted": _tree(
+        "dict",
+        **{
+            f"{moment}.layers.{i}.{part}": _leaf(shape, sharding=_named("2x4", *spec))
+            for moment in ("opt.mu", "opt.nu", "params")
+            for i in range(4)
+            for part, shape, spec in (("attn.w", (8, 4), ("x", "y")), ("mlp.w", (8,), ("y",)))
+        },
+    ),
 }
 # Output specs a worker sends back: the bytes plugin.codec puts in (and reads from) JAX's carrier.
 CARRIER_CASES: dict[str, Any] = {
