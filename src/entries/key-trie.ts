@@ -7,12 +7,15 @@ import { SequenceIds } from "./hash-cons";
  * The str key pool as a trie of key parts (colocated.v1.3): "params.model.layers.12.mlp.up_proj.
  * weight" is the path params. → model. → layers. → 12. → mlp. → up_proj. → weight, and a subtrie
  * equal to one written before (every layer's, every optimizer moment's) is written as a repeat
- * of it. The writer cuts a key after each ASCII character that is not a letter, a digit or "_";
+ * of it. The writer cuts a key after each ASCII character that is not a letter or "_";
  * the reader takes any labels, so no separator is special. python/colocated_wire/entries/
  * key_trie.py is the same.
  */
 
-/** The parts of a key, each ending after a separator; the empty key is one empty part. */
+/**
+ * The parts of a key, each ending after a separator or a digit (so numbered keys, "p017" or
+ * "layers.17", share their digits' subtries); the empty key is one empty part.
+ */
 export function splitKey(key: string): string[] {
   const parts: string[] = [];
   let start = 0;
@@ -27,9 +30,9 @@ export function splitKey(key: string): string[] {
   return parts;
 }
 
-/** ASCII letters, digits and "_": the characters a key is never cut after. */
+/** ASCII letters and "_": the characters a key is never cut after. */
 const WORD = new Uint8Array(128);
-for (let c = 0; c < 128; c++) WORD[c] = /[0-9A-Za-z_]/.test(String.fromCharCode(c)) ? 1 : 0;
+for (let c = 0; c < 128; c++) WORD[c] = /[A-Za-z_]/.test(String.fromCharCode(c)) ? 1 : 0;
 
 /**
  * The trie of a pool of distinct keys whose preorder is the pool's order: each key shares the

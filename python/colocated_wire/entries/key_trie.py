@@ -6,8 +6,8 @@ make them) repeat each key's tail under every layer and the whole key set
 under each optimizer moment; front coding writes those again each time. A
 trie writes each key as a path of labels, and a subtrie equal to one written
 before as a repeat of it. The writer cuts a key after each ASCII character
-that is not a letter, a digit or "_"; the reader takes any labels, so no
-separator is special. src/entries/key-trie.ts is the same.
+that is not a letter or "_" (a separator or a digit); the reader takes any
+labels, so no separator is special. src/entries/key-trie.ts is the same.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from colocated_wire._gen.colocated.v1 import tree_pb2
 from colocated_wire.entries.front_code import front_code
 from colocated_wire.errors import DecodeError
 
-# After an ASCII character that is not a letter, a digit or "_".
-_CUT = re.compile(r"(?<=[\x00-/:-@\[-^`{-\x7f])")
+# After an ASCII character that is not a letter or "_" (a separator or a digit).
+_CUT = re.compile(r"(?<=[\x00-@\[-^`{-\x7f])")
 
 
 def split_key(key: str) -> list[str]:
-    """The parts of a key, each ending after a separator; the empty key is one empty part."""
+    """The parts of a key, each ending after a separator or a digit (so numbered keys, "p017"
+    or "layers.17", share their digits' subtries); the empty key is one empty part."""
     parts = _CUT.split(key)
     if len(parts) > 1 and not parts[-1]:
         parts.pop()
