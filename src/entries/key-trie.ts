@@ -34,6 +34,12 @@ export function splitKey(key: string): string[] {
 const WORD = new Uint8Array(128);
 for (let c = 0; c < 128; c++) WORD[c] = /[A-Za-z_]/.test(String.fromCharCode(c)) ? 1 : 0;
 
+/** A pool's trie, and (when every key is ASCII) the bytes front coding would take instead. */
+export interface BuiltKeyTrie {
+  trie: KeyTrie;
+  frontCodedSize?: number;
+}
+
 /**
  * The trie of a pool of distinct keys whose preorder is the pool's order: each key shares the
  * parts before its last with the key before it where they agree, and its last part is a new
@@ -41,6 +47,11 @@ for (let c = 0; c < 128; c++) WORD[c] = /[A-Za-z_]/.test(String.fromCharCode(c))
  * repeat of that node.
  */
 export function buildKeyTrie(keys: readonly string[]): KeyTrie {
+  return measureKeyTrie(keys).trie;
+}
+
+/** buildKeyTrie's trie, and the size of front coding the same keys when it comes free. */
+export function measureKeyTrie(keys: readonly string[]): BuiltKeyTrie {
   // The trie, nodes in preorder (made in that order): label, parent's last child, key end.
   const labelIds = new Map<string, number>();
   const labels: string[] = [];
@@ -50,6 +61,7 @@ export function buildKeyTrie(keys: readonly string[]): KeyTrie {
   const nextSibling: number[] = [];
   const lastChild: number[] = [];
   const children: number[] = [];
+  let topLast = -1;
   const add = (text: string, parent: number): number => {
     let id = labelIds.get(text);
     if (id === undefined) {
@@ -75,27 +87,63 @@ export function buildKeyTrie(keys: readonly string[]): KeyTrie {
     }
     return node;
   };
-  let topLast = -1;
-  let path: number[] = [];
+  // The key before: its nodes, one per part, and where its cuts are. A cut depends only on the
+  // character before it, so the parts that end at a cut within the prefix two keys share are
+  // the same parts: only the rest of a key is cut and looked up.
+  let previous = "";
+  // path[0 .. depthOf] are the key's nodes, cuts[0 .. cutCount] where its cuts are.
+  let path: Int32Array = new Int32Array(64);
+  let cuts: Int32Array = new Int32Array(64);
+  let pathLength = 0;
+  let cutCount = 0;
+  let ascii = true;
+  let text = 0;
+  let sizes = 0;
   for (const key of keys) {
-    const parts = splitKey(key);
-    const last = parts.length - 1;
+    if (key.length + 2 > path.length) {
+      path = grow(path, key.length + 2);
+      cuts = grow(cuts, key.length + 2);
+    }
+    const limit = Math.min(previous.length, key.length);
+    let shared = 0;
+    while (shared < limit && key.charCodeAt(shared) === previous.charCodeAt(shared)) shared++;
     let depth = 0;
-    while (depth < last && depth < path.length && labels[label[path[depth]]] === parts[depth])
-      depth++;
-    path = path.slice(0, depth);
-    for (let d = depth; d <= last; d++) path.push(add(parts[d], d === 0 ? -1 : path[d - 1]));
-    ends[path[last]] = 1;
+    while (depth < cutCount && cuts[depth] <= shared && cuts[depth] < key.length) depth++;
+    pathLength = depth;
+    cutCount = depth;
+    let start = depth > 0 ? cuts[depth - 1] : 0;
+    for (let i = start; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) ascii = false;
+      else if (!WORD[c]) {
+        const parent = pathLength > 0 ? path[pathLength - 1] : -1;
+        path[pathLength++] = add(key.slice(start, i + 1), parent);
+        cuts[cutCount++] = i + 1;
+        start = i + 1;
+      }
+    }
+    if (start < key.length || pathLength === depth) {
+      const parent = pathLength > 0 ? path[pathLength - 1] : -1;
+      path[pathLength++] = add(key.slice(start), parent);
+    }
+    ends[path[pathLength - 1]] = 1;
+    text += key.length - shared;
+    sizes += varintSize(shared) + varintSize(key.length - shared);
+    previous = key;
   }
   // Each node's subtrie by value, children before parents (they come after them in preorder).
   const sequences = new SequenceIds();
   const shape = new Int32Array(label.length);
-  const values: number[] = [];
+  let values: Int32Array = new Int32Array(64);
   for (let node = label.length - 1; node >= 0; node--) {
-    values.length = 0;
-    values.push(ends[node]);
-    for (let c = firstChild[node]; c >= 0; c = nextSibling[c]) values.push(label[c], shape[c]);
-    shape[node] = sequences.id(values);
+    if (2 * children[node] + 1 > values.length) values = grow(values, 2 * children[node] + 1);
+    values[0] = ends[node];
+    let n = 1;
+    for (let c = firstChild[node]; c >= 0; c = nextSibling[c]) {
+      values[n++] = label[c];
+      values[n++] = shape[c];
+    }
+    shape[node] = sequences.id(values, n);
   }
   // Written in preorder (the order the nodes were made in, so a subtrie is a range of them):
   // a node with children whose subtrie was written before repeats it and skips its own.
@@ -123,7 +171,19 @@ export function buildKeyTrie(keys: readonly string[]): KeyTrie {
     node++;
   }
   const { keyText, keySizes } = frontCode(order);
-  return { labelText: keyText, labelSizes: keySizes, nodes: written };
+  const trie = { labelText: keyText, labelSizes: keySizes, nodes: written };
+  if (!ascii) return { trie };
+  // ASCII: characters are bytes, so the shared prefixes are front coding's.
+  const frontCodedSize =
+    (text > 0 ? 1 + varintSize(text) + text : 0) + (sizes > 0 ? 1 + varintSize(sizes) + sizes : 0);
+  return { trie, frontCodedSize };
+}
+
+/** A copy of `array` with room for at least `size`. */
+function grow(array: Int32Array, size: number): Int32Array {
+  const grown = new Int32Array(Math.max(size, 2 * array.length));
+  grown.set(array);
+  return grown;
 }
 
 /** The bytes TreeDef.key_trie takes on the wire. */

@@ -4,7 +4,7 @@ import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { fieldSince } from "../schema-version";
 import { frontCode } from "./front-code";
-import { buildKeyTrie, decodeKey, frontCodedSize, keyTrieSize, readKeyTrie } from "./key-trie";
+import { decodeKey, frontCodedSize, keyTrieSize, measureKeyTrie, readKeyTrie } from "./key-trie";
 
 /** The minor version that introduced the key trie. */
 const KEY_TRIE_SINCE = fieldSince(TreeDefSchema.field.keyTrie);
@@ -25,13 +25,18 @@ export function writeKeyPool(
   keys: readonly string[],
   target: number,
 ): Pick<TreeDef, "keyText" | "keySizes" | "keyTrie"> {
-  const { keyText, keySizes } = frontCode(keys);
   if (target >= KEY_TRIE_SINCE) {
-    const trie = buildKeyTrie(keys);
-    if (keyTrieSize(trie) < frontCodedSize(keyText, keySizes))
+    const { trie, frontCodedSize: known } = measureKeyTrie(keys);
+    const size = keyTrieSize(trie);
+    // The trie's builder knows front coding's size when every key is ASCII.
+    if (known !== undefined && size < known)
       return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
+    const { keyText, keySizes } = frontCode(keys);
+    if (known === undefined && size < frontCodedSize(keyText, keySizes))
+      return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
+    return { keyText, keySizes, keyTrie: undefined };
   }
-  return { keyText, keySizes, keyTrie: undefined };
+  return { ...frontCode(keys), keyTrie: undefined };
 }
 
 /** A TreeDef's str keys, and (front-coded) which are above the key before them, by code point. */
@@ -52,6 +57,15 @@ export function readKeyPool(message: TreeDef, path: string, limits: DecodeLimits
   const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
   if (trie === undefined && text.length === 0 && sizes.length === 0)
     return { keys: message.strings };
+  // One form only: checked before the cache, which knows a pool by its own form's fields.
+  if (trie !== undefined && (message.strings.length > 0 || text.length > 0 || sizes.length > 0)) {
+    const detail = "the str keys are in one of strings, key_text and key_trie";
+    throw new DecodeError(`${path}.key_trie`, "invalid-tree", detail);
+  }
+  if (trie === undefined && message.strings.length > 0) {
+    const detail = "the str keys are in strings or in key_text, not both";
+    throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
+  }
   const written = trie === undefined ? text : trie.labelText;
   const key =
     written.length <= CACHED_BYTES
@@ -77,21 +91,12 @@ const CACHED_KEYS = 1 << 16;
 // Every byte is one code unit: distinct bytes make distinct cache keys.
 const latin1 = new TextDecoder("latin1");
 
-/** The pool of key_trie, or of key_text and key_sizes, checked and read. */
+/** The pool of key_trie, or of key_text and key_sizes (the only form written), checked and read. */
 function readWrittenPool(message: TreeDef, path: string, limits: DecodeLimits): KeyPoolRead {
   const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
   const maxBytes = limits.maxPayloadBytes;
-  if (trie !== undefined) {
-    if (message.strings.length > 0 || text.length > 0 || sizes.length > 0) {
-      const detail = "the str keys are in one of strings, key_text and key_trie";
-      throw new DecodeError(`${path}.key_trie`, "invalid-tree", detail);
-    }
+  if (trie !== undefined)
     return readKeyTrie(trie, path, { maxKeys: limits.maxTreeNodes, maxBytes });
-  }
-  if (message.strings.length > 0) {
-    const detail = "the str keys are in strings or in key_text, not both";
-    throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
-  }
   if (sizes.length % 2 !== 0) {
     const detail = `${sizes.length} sizes, two per key`;
     throw new DecodeError(`${path}.key_sizes`, "invalid-tree", detail);

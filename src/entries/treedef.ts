@@ -95,10 +95,10 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
   }
   if (kinds.length === 0)
     throw new DecodeError(`${path}.kinds`, "invalid-tree", "a tree has at least one node");
-  if (message.keyText.length > 0 || message.keySizes.length > 0)
-    requireVersion(`${path}.key_text`, "key_text", KEY_TEXT_SINCE, minorVersion);
   if (message.keyTrie !== undefined)
     requireVersion(`${path}.key_trie`, "key_trie", KEY_TRIE_SINCE, minorVersion);
+  else if (message.keyText.length > 0 || message.keySizes.length > 0)
+    requireVersion(`${path}.key_text`, "key_text", KEY_TEXT_SINCE, minorVersion);
   const { keys: pool, rises } = readKeyPool(message, path, limits);
   const fresh = message.freshDictKeys;
   if (fresh) {
