@@ -6,6 +6,7 @@
  */
 import { DType, Entry } from "../gen/ts/colocated/v1/table";
 import type { DecodeErrorCode, DecodeLimits } from "../src";
+import { frontCode } from "../src/entries/front-code";
 import { nested, type Payload, patched, program, raw, specs, tree } from "./corpus-builders";
 import { range } from "./fixtures";
 
@@ -106,6 +107,49 @@ const codedDict = (keyText: Uint8Array, keySizes: number[], n: number, more = {}
     },
     n,
   );
+// colocated.v1.3: the str key pool as a trie of key parts (TreeDef.key_trie). A written node's
+// form is 4 * children + 2 * (1 when a key ends at it); a repeat's is 2 * s + 1, taking the key
+// end and children of node s.
+const V1_3 = { "m.header.minorVersion": 3 };
+const written = (children: number, keyEnds: 0 | 1) => 4 * children + 2 * keyEnds;
+const repeatOf = (node: number) => 2 * node + 1;
+/** A KeyTrie of these labels, front-coded (or their label_text and label_sizes as given). */
+const keyTrie = (
+  labels: string[] | { labelText: Uint8Array; labelSizes: number[] },
+  nodes: number[],
+) => {
+  if (!Array.isArray(labels)) return { ...labels, nodes };
+  const { keyText, keySizes } = frontCode(labels);
+  return { labelText: keyText, labelSizes: keySizes, nodes };
+};
+/** Labels "a.", "b", "c": node 0 "a." with children "b" and "c", the keys "a.b" and "a.c". */
+const TRIE_LABELS = ["a.", "b", "c"];
+const TRIE_NODES = [0, written(2, 0), 1, written(0, 1), 2, written(0, 1)];
+/** The same labels as label_text "a.bc" and its sizes, for a case to break. */
+const TRIE_TEXT = utf8("a.bc");
+const TRIE_SIZES = [0, 2, 0, 1, 0, 1];
+/** A dict of `n` leaves whose keys are pool keys 0..n-1, the pool a key trie (1.3). */
+const trieDict = (trie: ReturnType<typeof keyTrie>, n: number, more = {}) =>
+  tree(
+    { kinds: [5, ...Array(n).fill(1)], arities: [n], dictKeys: range(n), keyTrie: trie, ...more },
+    n,
+  );
+/** A dict of `n` leaves taking the trie's keys in order (fresh_dict_keys). */
+const freshTrieDict = (trie: ReturnType<typeof keyTrie>, n: number) =>
+  tree({ kinds: [5, ...Array(n).fill(1)], arities: [n], freshDictKeys: true, keyTrie: trie }, n);
+/**
+ * A key trie bomb in a few hundred bytes: `levels` nodes at the root, each with two children
+ * that repeat the one before, so the keys double at each level (2^(levels + 1) - 2 in all).
+ */
+function keyTrieBomb(levels: number) {
+  const nodes = [0, written(2, 0), 1, written(0, 1), 2, written(0, 1)];
+  for (let k = 1; k < levels; k++) {
+    const previous = 3 * (k - 1);
+    nodes.push(0, written(2, 0), 1, repeatOf(previous), 2, repeatOf(previous));
+  }
+  return keyTrie(["x.", "a.", "b."], nodes);
+}
+
 /**
  * A REPEAT bomb in a few hundred bytes: a list of two leaves, then `levels` lists each of two
  * REPEATs of the one before, nested so that each is complete before the next refers to it.
@@ -167,6 +211,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "specs.treedef.key_text",
       specs(codedDict(utf8("a"), [0, 1], 1)),
       { message: "key_text needs colocated\\.v1\\.1" },
+    ],
+    [
+      "key-trie-of-1.3-under-a-1.2-header",
+      "specs.treedef.key_trie",
+      specs({ "m.header.minorVersion": 2 }, trieDict(keyTrie(TRIE_LABELS, TRIE_NODES), 2)),
+      { message: "key_trie needs colocated\\.v1\\.3" },
     ],
     [
       "fresh-dict-keys-of-1.1-under-a-1.0-header",
@@ -294,6 +344,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "function.pickled.refs[0]",
       program({ "m.function.function": pickled([50]) }),
     ],
+    [
+      "key-trie-label",
+      "specs.treedef.key_trie.nodes[4]",
+      specs(V1_3, trieDict(keyTrie(TRIE_LABELS, [0, written(2, 0), 1, written(0, 1), 3, 2]), 2)),
+      { message: "label 3 of 3" },
+    ],
   ],
   "forward-reference": [
     [
@@ -310,6 +366,42 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "tree-repeat-of-its-ancestor",
       "specs.treedef.arities[2]",
       specs(V1_1, tree({ kinds: [4, 4, 1, REPEAT], arities: [2, 1, 0] }, 1)),
+    ],
+    [
+      // Node 0 "a." repeats node 1 "c.", whose child "b" follows: "a.b", "c.b".
+      "key-trie-repeat-of-a-later-node",
+      "specs.treedef.key_trie.nodes[1]",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie(["a.", "c.", "b"], [0, repeatOf(1), 1, written(1, 0), 2, written(0, 1)]),
+          2,
+        ),
+      ),
+      { message: "node 0 repeats node 1, which is not a written node before it" },
+    ],
+    [
+      // Node 1 "c." under node 0 "a." repeats node 0, which is still open.
+      "key-trie-repeat-of-its-ancestor",
+      "specs.treedef.key_trie.nodes[3]",
+      specs(V1_3, trieDict(keyTrie(["a.", "c."], [0, written(1, 1), 1, repeatOf(0)]), 2)),
+      { message: "node 1 repeats node 0, which is not a written node before it" },
+    ],
+    [
+      // "a.b", then "c." repeating "a." (node 2), then "d." repeating that repeat.
+      "key-trie-repeat-of-a-repeat",
+      "specs.treedef.key_trie.nodes[7]",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie(
+            ["a.", "b", "c.", "d."],
+            [0, written(1, 0), 1, written(0, 1), 2, repeatOf(0), 3, repeatOf(2)],
+          ),
+          3,
+        ),
+      ),
+      { message: "node 3 repeats node 2, which is not a written node before it" },
     ],
     [
       "mesh-refers-to-itself",
@@ -493,6 +585,108 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "specs.treedef.fresh_dict_keys",
       specs(V1_1, codedDict(utf8("ab"), [0, 1, 0, 1], 1, { dictKeys: [], freshDictKeys: true })),
     ],
+    [
+      "tree-key-trie-and-key-text",
+      "specs.treedef.key_trie",
+      specs(
+        V1_3,
+        trieDict(keyTrie(TRIE_LABELS, TRIE_NODES), 2, { keyText: utf8("a.b"), keySizes: [0, 3] }),
+      ),
+      { message: "one of strings, key_text and key_trie" },
+    ],
+    [
+      "tree-key-trie-and-strings",
+      "specs.treedef.key_trie",
+      specs(V1_3, trieDict(keyTrie(TRIE_LABELS, TRIE_NODES), 2, { strings: ["a.b"] })),
+      { message: "one of strings, key_text and key_trie" },
+    ],
+    [
+      "tree-key-trie-nodes-odd",
+      "specs.treedef.key_trie.nodes",
+      specs(V1_3, trieDict(keyTrie(TRIE_LABELS, [...TRIE_NODES, 0]), 2)),
+      { message: "7 numbers, two per node" },
+    ],
+    [
+      "tree-key-trie-node-without-key-or-children",
+      "specs.treedef.key_trie.nodes[5]",
+      specs(V1_3, trieDict(keyTrie(TRIE_LABELS, [0, written(2, 0), 1, written(0, 1), 2, 0]), 1)),
+      { message: "node 2 has no key and no children" },
+    ],
+    [
+      "tree-key-trie-more-children-than-follow",
+      "specs.treedef.key_trie.nodes[1]",
+      specs(
+        V1_3,
+        trieDict(keyTrie(TRIE_LABELS, [0, written(3, 0), 1, written(0, 1), 2, written(0, 1)]), 2),
+      ),
+      { message: "node 0 has 3 children, 2 nodes follow it" },
+    ],
+    [
+      // "a." awaits two children; its child "b." has one, "c", and the nodes end: "a.b.c".
+      "tree-key-trie-node-awaits-children",
+      "specs.treedef.key_trie.nodes",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie(["a.", "b.", "c"], [0, written(2, 0), 1, written(1, 0), 2, written(0, 1)]),
+          1,
+        ),
+      ),
+      { message: "node 0 awaits 1 more children" },
+    ],
+    [
+      "tree-key-trie-label-sizes-odd",
+      "specs.treedef.key_trie.label_sizes",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie({ labelText: TRIE_TEXT, labelSizes: TRIE_SIZES.slice(0, 5) }, TRIE_NODES),
+          2,
+        ),
+      ),
+      { message: "5 sizes, two per label" },
+    ],
+    [
+      "tree-key-trie-label-prefix-too-long",
+      "specs.treedef.key_trie.label_sizes[2]",
+      specs(
+        V1_3,
+        trieDict(keyTrie({ labelText: TRIE_TEXT, labelSizes: [0, 2, 3, 1, 0, 1] }, TRIE_NODES), 2),
+      ),
+      { message: "label 1 shares 3 bytes with a label of 2" },
+    ],
+    [
+      "tree-key-trie-label-suffix-overrun",
+      "specs.treedef.key_trie.label_sizes[3]",
+      specs(
+        V1_3,
+        trieDict(keyTrie({ labelText: TRIE_TEXT, labelSizes: [0, 2, 0, 5, 0, 1] }, TRIE_NODES), 2),
+      ),
+      { message: "label 1 takes 5 bytes, label_text has 2 left" },
+    ],
+    [
+      "tree-key-trie-label-text-left-over",
+      "specs.treedef.key_trie.label_text",
+      specs(
+        V1_3,
+        trieDict(keyTrie({ labelText: utf8("a.bcd"), labelSizes: TRIE_SIZES }, TRIE_NODES), 2),
+      ),
+      { message: "1 bytes of label_text are left over" },
+    ],
+    [
+      // The trie's keys "b", "a" in order, for a dict whose keys JAX sorts.
+      "tree-key-trie-keys-unsorted",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_3, freshTrieDict(keyTrie(["b", "a"], [0, written(0, 1), 1, written(0, 1)]), 2)),
+      { message: "distinct and sorted" },
+    ],
+    [
+      // "a" ends a key, and so does its child of an empty label: "a" twice.
+      "tree-key-trie-key-twice",
+      "specs.treedef.dict_keys[1]",
+      specs(V1_3, freshTrieDict(keyTrie(["a", ""], [0, written(1, 1), 1, written(0, 1)]), 2)),
+      { message: "distinct and sorted" },
+    ],
     ["no-nodes", "specs.treedef.kinds", specs(tree({ kinds: [] }, 0))],
     [
       "arity-of-a-billion",
@@ -588,6 +782,39 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "tree-key-text-utf8",
       "specs.treedef.key_text",
       specs(V1_1, codedDict(new Uint8Array([0x61, 0xff]), [0, 2], 1)),
+    ],
+    [
+      // Labels "a.", 0xff, "c": the key "a." 0xff is not UTF-8.
+      "tree-key-trie-label-utf8",
+      "specs.treedef.key_trie.label_text",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie(
+            { labelText: new Uint8Array([0x61, 0x2e, 0xff, 0x63]), labelSizes: TRIE_SIZES },
+            TRIE_NODES,
+          ),
+          2,
+        ),
+      ),
+      { message: "key 0 is not UTF-8" },
+    ],
+    [
+      // Labels E2 82 (the start of "€"), then "a" and AC under it: "€" (key 1) is UTF-8 from
+      // two labels that are not, and E2 82 "a" (key 0) is not.
+      "tree-key-trie-labels-join-to-bad-utf8",
+      "specs.treedef.key_trie.label_text",
+      specs(
+        V1_3,
+        trieDict(
+          keyTrie(
+            { labelText: new Uint8Array([0xe2, 0x82, 0x61, 0xac]), labelSizes: TRIE_SIZES },
+            TRIE_NODES,
+          ),
+          2,
+        ),
+      ),
+      { message: "key 0 is not UTF-8" },
     ],
     [
       "dict-key-none-false",
@@ -802,6 +1029,70 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
         ),
       ),
       { limits: { maxPayloadBytes: 1000 } },
+    ],
+    [
+      // 40 doublings: 2^41 keys from 120 nodes written, refused from the counts once past 1,000.
+      "tree-key-trie-bomb",
+      "specs.treedef.key_trie.nodes[53]",
+      specs(V1_3, tree({ kinds: [1], keyTrie: keyTrieBomb(40) }, 1)),
+      { limits: { maxTreeNodes: 1000 }, message: "more than the limit of 1000 keys" },
+    ],
+    [
+      // A 100-byte label with the keys "<label>a", "<label>b" under it, repeated by ten more.
+      "tree-key-trie-key-bytes",
+      "specs.treedef.key_trie.nodes[13]",
+      specs(
+        V1_3,
+        tree(
+          {
+            kinds: [1],
+            keyTrie: keyTrie(
+              ["k".repeat(100), "a", "b"],
+              [
+                0,
+                written(2, 0),
+                1,
+                written(0, 1),
+                2,
+                written(0, 1),
+                ...Array(10)
+                  .fill([0, repeatOf(0)])
+                  .flat(),
+              ],
+            ),
+          },
+          1,
+        ),
+      ),
+      {
+        limits: { maxPayloadBytes: 1000 },
+        message: "the keys expand past the limit of 1000 bytes",
+      },
+    ],
+    [
+      // A 100-byte label, then ten that each share its 100 bytes.
+      "tree-key-trie-label-bytes",
+      "specs.treedef.key_trie.label_sizes[20]",
+      specs(
+        V1_3,
+        tree(
+          {
+            kinds: [1],
+            keyTrie: keyTrie(
+              {
+                labelText: utf8("k".repeat(100)),
+                labelSizes: [0, 100, ...Array(10).fill([100, 0]).flat()],
+              },
+              [0, written(0, 1)],
+            ),
+          },
+          1,
+        ),
+      ),
+      {
+        limits: { maxPayloadBytes: 1000 },
+        message: "the labels expand past the limit of 1000 bytes",
+      },
     ],
     ["mesh-of-65-axes", "table[1].mesh.axis_sizes", specs({ "e.1.axisSizes": Array(65).fill(1) })],
     [

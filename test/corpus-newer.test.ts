@@ -93,6 +93,23 @@ function specsPayload(): Uint8Array {
   return SpecsPayload.encode(message).finish();
 }
 
+/** 1.3 str keys as a key trie (dotted keys whose parts repeat), new fields in the trie too. */
+function keyTriePayload(): Uint8Array {
+  const tree: Record<string, ShapeDtypeStruct> = {};
+  for (const prefix of ["params", "opt_state.mu", "opt_state.nu"]) {
+    for (const i of range(3)) {
+      tree[`${prefix}.layers.${i}.attn.weight`] = new ShapeDtypeStruct([4, 4], "float32");
+      tree[`${prefix}.layers.${i}.mlp.weight`] = new ShapeDtypeStruct([4, 8], "bfloat16");
+    }
+  }
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  const message: Loose = SpecsPayload.decode(encodeSpecs(treedef, leaves));
+  everywhere(message);
+  message.header.minorVersion = 3;
+  message.table.entries.push(...newKinds());
+  return SpecsPayload.encode(message).finish();
+}
+
 function programPayload(fn: Program["function"]): Uint8Array {
   const devices = new DeviceList(range(8, 16));
   const mesh = new Mesh(devices, [8], ["d"]);
@@ -130,6 +147,7 @@ function valuePayload(): Uint8Array {
 
 const PAYLOADS: Record<string, () => Uint8Array> = {
   specs: specsPayload,
+  "specs-key-trie": keyTriePayload,
   "program-by-name": () => programPayload(new FunctionRef("json", "dumps")),
   "program-pickled": () =>
     programPayload(new PickledFunction(new Uint8Array([0x80, 5, 0x4e, 0x2e]), [])),
@@ -160,6 +178,15 @@ describe("payloads of a newer minor version go through unchanged", () => {
     const bytes = read("specs");
     const { treedef, leaves } = decodeSpecs(bytes);
     expect(leaves.at(-1)?.sharding).toBeInstanceOf(UnknownEntry);
+    expect(encodeSpecs(treedef, leaves)).toEqual(bytes);
+  });
+
+  test("specs-key-trie: decode then encode gives the same bytes, new fields in the trie kept", () => {
+    const bytes = read("specs-key-trie");
+    const trie: Loose = SpecsPayload.decode(bytes).specs?.treedef?.keyTrie;
+    expect(trie?.nodes.length).toBeGreaterThan(0);
+    expect(Object.keys(trie?._unknownFields ?? {}).length).toBeGreaterThan(0);
+    const { treedef, leaves } = decodeSpecs(bytes);
     expect(encodeSpecs(treedef, leaves)).toEqual(bytes);
   });
 

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import { decodeAndCheck, fuzz, summary } from "./fuzz/run";
 import { buildSeeds, loadSeeds, SEED_DIR } from "./fuzz/seeds";
 
@@ -24,6 +25,12 @@ describe("the mutation fuzzer", () => {
     for (const [name, bytes] of Object.entries(built)) {
       expect(new Uint8Array(readFileSync(join(SEED_DIR, `${name}.bin`)))).toEqual(bytes);
     }
+  });
+
+  test("the key-trie seed holds its str keys as a key trie, with repeats", () => {
+    const treedef = SpecsPayload.decode(buildSeeds()["specs-key-trie"]).specs?.treedef;
+    const nodes = treedef?.keyTrie?.nodes ?? [];
+    expect(nodes.filter((form, i) => i % 2 === 1 && form % 2 === 1).length).toBeGreaterThan(0);
   });
 
   test(

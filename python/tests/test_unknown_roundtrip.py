@@ -12,6 +12,7 @@ import pathlib
 
 import jax
 import pytest
+from google.protobuf import unknown_fields
 from jax._src.random import prng
 from jax.sharding import Mesh, NamedSharding
 
@@ -39,6 +40,15 @@ def test_specs_come_back_byte_for_byte(devices):
     data = read("specs")
     treedef, leaves = deserialize_specs(data)
     assert isinstance(leaves[-1].sharding, UnknownEntry)
+    assert serialize_specs(treedef, leaves) == data
+
+
+def test_a_key_trie_comes_back_byte_for_byte_with_its_new_fields(devices):
+    data = read("specs-key-trie")
+    trie = payload_pb2.SpecsPayload.FromString(data).specs.treedef.key_trie
+    assert trie.nodes and len(unknown_fields.UnknownFieldSet(trie)) > 0
+    treedef, leaves = deserialize_specs(data)
+    assert "params.layers.2.mlp.weight" in str(treedef)
     assert serialize_specs(treedef, leaves) == data
 
 

@@ -91,6 +91,42 @@ function meshes(): Uint8Array {
   return specsOf(shardings.map((s, i) => new ShapeDtypeStruct([8, 8, i + 1], "float32", s)));
 }
 
+/**
+ * 1.3: str keys written as a key trie. Keys as the key_trie_1_3 vector has them (layers and
+ * optimizer moments repeated, a key that ends where others go on, the empty key, UTF-8 labels),
+ * beside an S7-like flat dict of a model's parameters and Adam moments keyed by dotted paths.
+ */
+function keyTrie(): Uint8Array {
+  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["fsdp", "tensor"]);
+  const sharded = new ShapeDtypeStruct(
+    [8, 4],
+    "bfloat16",
+    new NamedSharding(mesh, new PartitionSpec("fsdp", "tensor")),
+  );
+  const small = new ShapeDtypeStruct([4], "float32");
+  const vector: Record<string, ShapeDtypeStruct> = { "": small, "opt_state/": small };
+  for (const prefix of ["opt_state/mu/", "opt_state/nu/", "params."]) {
+    for (const i of range(3)) {
+      vector[`${prefix}layers.${i}.attn.b`] = small;
+      vector[`${prefix}layers.${i}.attn.w`] = sharded;
+    }
+  }
+  vector["params.layers-count"] = small;
+  vector["params.héad/β"] = small;
+  const flat: Record<string, ShapeDtypeStruct> = {};
+  for (const prefix of ["params", "opt_state.mu", "opt_state.nu"]) {
+    flat[`${prefix}.model.embed_tokens.weight`] = sharded;
+    for (const i of range(2)) {
+      for (const p of ["q_proj", "k_proj", "o_proj"])
+        flat[`${prefix}.model.layers.${i}.self_attn.${p}.weight`] = sharded;
+      flat[`${prefix}.model.layers.${i}.input_layernorm.weight`] = small;
+    }
+    flat[`${prefix}.lm_head.weight`] = sharded;
+  }
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>({ flat, vector });
+  return encodeSpecs(treedef, leaves);
+}
+
 function programs(): Record<string, Uint8Array> {
   const devices = new DeviceList(range(8));
   const mesh = new Mesh(devices, [4, 2], ["x", "y"]);
@@ -129,6 +165,7 @@ export function buildSeeds(): Record<string, Uint8Array> {
     "specs-base": specs().bytes(),
     "specs-trees": trees(),
     "specs-meshes": meshes(),
+    "specs-key-trie": keyTrie(),
     ...programs(),
   };
 }
