@@ -1,12 +1,16 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import { TreeDef } from "../gen/ts/colocated/v1/tree";
 import { encodeSpecs } from "../src";
 import { inspectionJson, inspectorPage } from "../src/cli/inspect-page";
+import { formatInspection, inspectPayload } from "../src/inspector/inspection";
+import { describeKeyPool } from "../src/inspector/key-pool";
 import type { PayloadView } from "../src/inspector/view";
 import { chromiumPage } from "./chromium-page";
 import { buildSpecs } from "./support/build-specs";
-import { s2Cases } from "./support/scenarios";
+import { s2Cases, trainingCases } from "./support/scenarios";
 
 // The inspector page in a real browser (Debian's Chromium, driven by playwright-core): for every
 // vector and a few bad payloads, what the page shows must be what `inspect --json` says.
@@ -193,6 +197,10 @@ async function checkPage(view: PayloadView): Promise<void> {
     leaves: number(leaves),
     entries: number(view.table.length),
     shardings: number(view.shardings.length),
+    // Each tree's dict keys, in inspect's words.
+    ...Object.fromEntries(
+      view.parts.map((part) => [`keys-${part.name}`, describeKeyPool(part.keys)]),
+    ),
   });
   expect(shown.rows).toEqual(
     view.table.map((row) => [String(row.index), row.kind, number(row.bytes), number(row.leaves)]),
@@ -245,6 +253,70 @@ async function checkPage(view: PayloadView): Promise<void> {
     expect(wrongTitles).toEqual([]);
   }
 }
+
+const vector = (name: string) => readFileSync(join(ROOT, "test/vectors", `${name}.bin`));
+
+/** The bytes a TreeDef's str key pool takes, its other fields left out. */
+const poolBytes = ({ strings, keyText, keySizes, keyTrie }: TreeDef) =>
+  TreeDef.encode(TreeDef.fromPartial({ strings, keyText, keySizes, keyTrie })).finish().length;
+
+describe("each tree's dict keys", () => {
+  test("a key trie (1.3): its keys, labels, nodes, repeats and bytes", () => {
+    const bytes = vector("key_trie_1_3");
+    expect(formatInspection(inspectPayload(bytes)).split("\n")[1]).toBe(
+      "specs keys: 31 str keys as a trie of 18 labels and 20 nodes (4 repeats), 150 bytes",
+    );
+    const [part] = inspectionJson(bytes).parts;
+    expect(part.keys).toEqual({
+      form: "trie",
+      keys: 31,
+      bytes: 150,
+      labels: 18,
+      nodes: 20,
+      repeats: 4,
+      nonStrKeys: 0,
+    });
+    expect(part.keys.bytes).toBe(poolBytes(SpecsPayload.decode(bytes).specs?.treedef as TreeDef));
+  });
+
+  test("front-coded keys (1.1), non-str keys beside them, and strings (1.0) per program tree", () => {
+    const bytes = vector("key_pool_1_1");
+    expect(formatInspection(inspectPayload(bytes)).split("\n")[1]).toBe(
+      "specs keys: 8 str keys front-coded, 62 bytes; 2 non-str keys",
+    );
+    const [part] = inspectionJson(bytes).parts;
+    expect(part.keys).toEqual({ form: "front-coded", keys: 8, bytes: 62, nonStrKeys: 2 });
+    expect(part.keys.bytes).toBe(poolBytes(SpecsPayload.decode(bytes).specs?.treedef as TreeDef));
+    const program = inspectPayload(vector("example_program"));
+    expect(formatInspection(program).split("\n").slice(1, 3)).toEqual([
+      "input keys: 5 str keys as strings, 42 bytes",
+      "output keys: 1 str key as strings, 6 bytes",
+    ]);
+    expect(inspectionJson(vector("example_program")).parts.map((p) => p.keys.form)).toEqual([
+      "strings",
+      "strings",
+    ]);
+    expect(formatInspection(inspectPayload(vector("value_mesh_1_2"))).split("\n")[1]).toBe(
+      "value keys: no dict keys",
+    );
+  });
+
+  test("S7's trie: its bytes are the pool's on the wire, a share of the tree's", () => {
+    const s7 = trainingCases().find((c) => c.id === "S7");
+    if (!s7) throw new Error("no S7 case");
+    const { treedef, leaves } = buildSpecs(s7);
+    const bytes = encodeSpecs(treedef, leaves);
+    const view = inspectionJson(bytes);
+    const { keys } = view.parts[0];
+    expect(keys.form).toBe("trie");
+    expect(keys.repeats).toBeGreaterThan(0);
+    expect(keys.bytes).toBe(poolBytes(SpecsPayload.decode(bytes).specs?.treedef as TreeDef));
+    expect(keys.bytes).toBeLessThan(view.sections?.tree ?? 0);
+    expect(formatInspection(inspectPayload(bytes)).split("\n")[1]).toMatch(
+      /^specs keys: [\d,]+ str keys as a trie of [\d,]+ labels and [\d,]+ nodes \([\d,]+ repeats\), [\d,]+ bytes$/,
+    );
+  });
+});
 
 describe("the inspector page in Chromium", () => {
   test.each(vectorCases().map((c) => [c.name, c] as const))("%s", async (_, c) => {
@@ -307,6 +379,15 @@ describe("the inspector page in Chromium", () => {
     await chrome.page.waitForSelector('html[data-ready="true"]');
     expect(await fieldText("name")).toBe("trees.bin");
     await checkPage(inspectionJson(readFileSync(payload)));
+  });
+
+  test("the summary says how each tree writes its keys", async () => {
+    await open("key_trie_1_3", vector("key_trie_1_3"));
+    expect(await fieldText("keys-specs")).toBe(
+      "31 str keys as a trie of 18 labels and 20 nodes (4 repeats), 150 bytes",
+    );
+    await open("key_pool_1_1", vector("key_pool_1_1"));
+    expect(await fieldText("keys-specs")).toBe("8 str keys front-coded, 62 bytes; 2 non-str keys");
   });
 
   test("the outline opens with the keyboard", async () => {

@@ -23,7 +23,9 @@ export function buildCli(): Command {
 
   program
     .command("inspect")
-    .description("print a payload's table, its size, and its size with every shared object inlined")
+    .description(
+      "print how each tree writes its dict keys, the payload's table, its size, and its size with every shared object inlined",
+    )
     .argument(
       "[files...]",
       "a binary payload (optional with --html: the page then opens one); with --html, two: the page shows their diff",
@@ -32,7 +34,7 @@ export function buildCli(): Command {
     .option("--html <out.html>", "write a self-contained page that draws the payload in a browser")
     .option(
       "--json",
-      "print what that page shows (header, sections, table, leaves, shardings) as JSON",
+      "print what that page shows (header, sections, table, trees' keys, leaves, shardings) as JSON",
     )
     .action(inspectCommand);
 

@@ -5,12 +5,14 @@ import {
   ValuePayload,
 } from "../../gen/ts/colocated/v1/payload";
 import { Entry } from "../../gen/ts/colocated/v1/table";
+import type { TreeDef } from "../../gen/ts/colocated/v1/tree";
 import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { check as checkTree, expandLeaves } from "../entries/treedef";
 import { DEFAULT_LIMITS } from "../limits";
 import { type PayloadKindName, payloadKindOf } from "../payload/header";
 import { describeWriter, payloadWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
+import { describeKeyPool, type KeyPoolView, keyPoolView } from "./key-pool";
 
 /** One table entry as inspect shows it. */
 export interface EntryRow {
@@ -35,6 +37,12 @@ export interface ValueLeafRow {
   text: string;
 }
 
+/** A tree's dict keys: "specs", a program's "input" and "output", or a "value". */
+export interface KeyPoolRow {
+  tree: string;
+  pool: KeyPoolView;
+}
+
 /** What inspect reports about a payload. */
 export interface Inspection {
   kind: PayloadKindName;
@@ -45,6 +53,8 @@ export interface Inspection {
   inlinedBytes: number;
   /** A value payload's leaves, in leaf order; empty for the other kinds. */
   values: ValueLeafRow[];
+  /** How each tree writes its dict keys, in the payload's order. */
+  keyPools: KeyPoolRow[];
   /** Who wrote it, when its header says (1.3). */
   writer?: Writer;
 }
@@ -52,7 +62,7 @@ export interface Inspection {
 /** Validates a payload and describes its table, its size, and what sharing saves. */
 export function inspectPayload(bytes: Uint8Array): Inspection {
   const kind = payloadKindOf(bytes);
-  const { entries, referrers, values = [] } = REFERRERS[kind](bytes);
+  const { entries, referrers, values = [], keyPools } = REFERRERS[kind](bytes);
   const rows: EntryRow[] = entries.map((entry, index) => ({
     index,
     kind: entry.kind?.$case ?? "unknown",
@@ -76,7 +86,16 @@ export function inspectPayload(bytes: Uint8Array): Inspection {
     inlinedBytes += inlined[ref];
   }
   const writer = payloadWriter(bytes);
-  return { kind, payloadBytes: bytes.length, tableBytes, rows, inlinedBytes, values, writer };
+  return {
+    kind,
+    payloadBytes: bytes.length,
+    tableBytes,
+    rows,
+    inlinedBytes,
+    values,
+    keyPools,
+    writer,
+  };
 }
 
 /** Renders an inspection as the text the CLI prints. */
@@ -84,6 +103,7 @@ export function formatInspection(inspection: Inspection): string {
   const lines = [
     `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries${leafSummary(inspection)}`,
     ...(inspection.writer ? [`written by ${describeWriter(inspection.writer)}`] : []),
+    ...inspection.keyPools.map(({ tree, pool }) => `${tree} keys: ${describeKeyPool(pool)}`),
     "",
     `${"index".padStart(5)}  ${"kind".padEnd(22)} ${"bytes".padStart(7)}  referred to by`,
   ];
@@ -136,6 +156,7 @@ function specsReferrers(bytes: Uint8Array) {
   return {
     entries: message.table?.entries ?? [],
     referrers: leafReferrers(message.specs, "specs", message.header?.minorVersion),
+    keyPools: treeKeyPools({ specs: message.specs?.treedef }),
   };
 }
 
@@ -155,7 +176,8 @@ function programReferrers(bytes: Uint8Array) {
       referrers.push({ ref, where: `function.pickled.refs[${i}]`, leaf: false });
     }
   }
-  return { entries: message.table?.entries ?? [], referrers };
+  const trees = { input: message.inputSpecs?.treedef, output: message.outputSpecs?.treedef };
+  return { entries: message.table?.entries ?? [], referrers, keyPools: treeKeyPools(trees) };
 }
 
 /** A value's leaves, each described, and the table entries they refer to (as leaves, or from a pickle). */
@@ -178,14 +200,27 @@ function valueReferrers(bytes: Uint8Array) {
     }
     return { path: paths[i], entry: one?.$case === "entry" ? one.value : null, kind, text };
   });
-  return { entries: message.table?.entries ?? [], referrers, values };
+  const keyPools = treeKeyPools({ value: tree });
+  return { entries: message.table?.entries ?? [], referrers, values, keyPools };
 }
 
 /** How each payload kind's table entries are referred to. */
 const REFERRERS: Record<
   PayloadKindName,
-  (bytes: Uint8Array) => { entries: Entry[]; referrers: Referrer[]; values?: ValueLeafRow[] }
+  (bytes: Uint8Array) => {
+    entries: Entry[];
+    referrers: Referrer[];
+    values?: ValueLeafRow[];
+    keyPools: KeyPoolRow[];
+  }
 > = { specs: specsReferrers, program: programReferrers, value: valueReferrers };
+
+/** Each tree's key pool, by the tree's name; a tree the payload lacks is left out. */
+function treeKeyPools(trees: Record<string, TreeDef | undefined>): KeyPoolRow[] {
+  return Object.entries(trees).flatMap(([tree, treedef]) =>
+    treedef ? [{ tree, pool: keyPoolView(treedef, tree) }] : [],
+  );
+}
 
 /** Every leaf's reference, a REPEAT's leaves (1.1) included: the payload was decoded already. */
 function leafReferrers(specs: SpecsMsg | undefined, where: string, minor = 0): Referrer[] {

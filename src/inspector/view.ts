@@ -14,7 +14,8 @@ import type { Value, ValueLeaf } from "../model/value-leaf";
 import { PAYLOAD_KINDS } from "../payload/header";
 import { lift as liftWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
-import { type EntryRow, inspectPayload } from "./inspection";
+import { type EntryRow, inspectPayload, type KeyPoolRow } from "./inspection";
+import type { KeyPoolView } from "./key-pool";
 import { type SectionBytes, sectionBytes } from "./sections";
 import { exampleShape, type ShardingView, shardingView } from "./shardings";
 
@@ -43,6 +44,8 @@ export type LeafView = ArrayLeafView | ObjectLeafView;
 /** One pytree: "specs", a program's "input" and "output", or a "value". */
 export interface PartView {
   name: string;
+  /** How its dict keys are written. */
+  keys: KeyPoolView;
   leaves: LeafView[];
 }
 
@@ -88,6 +91,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
     devices: null,
   };
   const trees: Inspected["trees"] = [];
+  let keyPools: KeyPoolRow[] = [];
   const kind = view.header?.kind;
   try {
     if (kind === "specs" || kind === "program" || kind === "value") {
@@ -102,6 +106,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
       ...row,
       leaves: Object.values(row.leaves).reduce((a, b) => a + b, 0),
     }));
+    keyPools = inspection.keyPools;
     if (inspection.kind === "specs") {
       trees.push({ name: "specs", ...flat(decodeSpecs(bytes)) });
     } else if (inspection.kind === "value") {
@@ -118,7 +123,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
     view.error = { path: error.path, code: error.code, detail: error.detail };
     return { view, trees: [] };
   }
-  addLeaves(view, trees);
+  addLeaves(view, trees, keyPools);
   return { view, trees };
 }
 
@@ -141,10 +146,11 @@ function headerOf(bytes: Uint8Array): PayloadView["header"] {
 }
 
 /**
- * Every leaf with its path, and every distinct sharding (by the table entry leaves share): an
- * array spec's, or a value's sharding leaf, whose example shape has one element per shard.
+ * Every tree's key pool and leaves with their paths, and every distinct sharding (by the table
+ * entry leaves share): an array spec's, or a value's sharding leaf, whose example shape has one
+ * element per shard.
  */
-function addLeaves(view: PayloadView, trees: Inspected["trees"]): void {
+function addLeaves(view: PayloadView, trees: Inspected["trees"], keyPools: KeyPoolRow[]): void {
   const uses = new Map<Sharding, { count: number; example: { path: string; shape: number[] } }>();
   const ids = new Map<Sharding, number>();
   const use = (sharding: Sharding, path: string, shape: readonly number[]): number => {
@@ -159,6 +165,7 @@ function addLeaves(view: PayloadView, trees: Inspected["trees"]): void {
     const paths = leafPaths(root);
     view.parts.push({
       name,
+      keys: (keyPools.find((row) => row.tree === name) as KeyPoolRow).pool,
       leaves: leaves.map((leaf, i): LeafView => {
         const path = paths[i];
         if (!(leaf instanceof ShapeDtypeStruct)) {

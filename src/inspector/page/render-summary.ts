@@ -1,4 +1,5 @@
 import { describeWriter } from "../../payload/writer";
+import { describeKeyPool } from "../key-pool";
 import type { SectionBytes } from "../sections";
 import type { PayloadView } from "../view";
 import { count, h } from "./dom";
@@ -12,7 +13,7 @@ const SECTION_NAMES: Record<keyof SectionBytes, string> = {
   other: "other",
 };
 
-/** The header facts, as a definition list. */
+/** The header facts, each tree's dict keys among them, as a definition list. */
 export function renderHeader(view: PayloadView, name: string): HTMLElement {
   const { header } = view;
   const leaves = view.parts.reduce((n, part) => n + part.leaves.length, 0);
@@ -34,6 +35,8 @@ export function renderHeader(view: PayloadView, name: string): HTMLElement {
       ["distinct shardings", "shardings", count(view.shardings.length)],
     );
     if (view.devices !== null) facts.push(["program devices", "devices", count(view.devices)]);
+    for (const part of view.parts)
+      facts.push([`${part.name} keys`, `keys-${part.name}`, describeKeyPool(part.keys)]);
   }
   return h(
     "dl",
