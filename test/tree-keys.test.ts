@@ -76,6 +76,39 @@ describe("the front-coded key pool", () => {
   });
 });
 
+describe("the key pools read before", () => {
+  // A trie's pool, then a front-coded pool whose text holds what the trie's numbers look like.
+  function pools(): [Uint8Array, Uint8Array] {
+    const message = () => SpecsPayload.decode(payload(["a"]));
+    const trie = message();
+    Object.assign(trie.specs!.treedef!, {
+      keyText: new Uint8Array(0),
+      keySizes: [],
+      keyTrie: { labelText: utf8.encode("a"), labelSizes: [0, 1], nodes: [0, 2] },
+    });
+    trie.header!.minorVersion = 3;
+    const coded = message();
+    Object.assign(coded.specs!.treedef!, { keyText: utf8.encode("a 0,1"), keySizes: [0, 2] });
+    coded.header!.minorVersion = 3;
+    return [SpecsPayload.encode(trie).finish(), SpecsPayload.encode(coded).finish()];
+  }
+
+  test("are found only by a pool of the same form and bytes", () => {
+    const [trie, coded] = pools();
+    const root = decodeSpecs(trie).treedef.root;
+    expect(root.kind === "dict" && root.keys).toEqual(["a"]);
+    const error = (() => {
+      try {
+        decodeSpecs(coded);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(DecodeError);
+    expect((error as DecodeError).path).toBe("specs.treedef.key_text");
+  });
+});
+
 describe("compareCodePoints", () => {
   /** Python's order of str: code point by code point (a lone surrogate is its own). */
   function reference(a: string, b: string): number {

@@ -67,9 +67,13 @@ export function readKeyPool(message: TreeDef, path: string, limits: DecodeLimits
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
   }
   const written = trie === undefined ? text : trie.labelText;
+  // The form, the limits and the text's length first: what follows the text then says which
+  // numbers are whose, whatever bytes the text holds.
   const key =
     written.length <= CACHED_BYTES
-      ? `${limits.maxTreeNodes} ${limits.maxPayloadBytes} ${latin1.decode(written)} ${
+      ? `${trie === undefined ? "f" : "t"} ${limits.maxTreeNodes} ${limits.maxPayloadBytes} ${
+          written.length
+        } ${latin1.decode(written)}${
           trie === undefined ? sizes.join() : `${trie.labelSizes.join()} ${trie.nodes.join()}`
         }`
       : undefined;
