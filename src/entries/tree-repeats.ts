@@ -38,7 +38,8 @@ export function treeContents(root: TreeNode, leafRefs?: readonly number[]): Tree
   return contents;
 }
 
-function sameRefs(a: Int32Array | undefined, b: readonly number[] | undefined): boolean {
+/** Whether leaf refs kept as an Int32Array are `b`. */
+export function sameRefs(a: Int32Array | undefined, b: readonly number[] | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -18,7 +18,7 @@ import {
 import { fieldSince, refuseNewer, valueSince } from "../schema-version";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
 import { writeKeyPool } from "./tree-keys";
-import { treeContents } from "./tree-repeats";
+import { sameRefs, treeContents } from "./tree-repeats";
 
 /**
  * Writing a PyTreeDef's columns: every node for a 1.0 target (as 1.0 wrote them), and from
@@ -57,6 +57,55 @@ export interface TreeDefLowerContext {
  * and a run of leaves in a container is one LEAVES node.
  */
 export function lowerWithLeaves(
+  treedef: PyTreeDef,
+  ctx: TreeDefLowerContext,
+  leafRefs?: readonly number[],
+): { treedef: TreeDef; leaves: number[] } {
+  // Trees are immutable, so the columns written before for this root, target and leaf refs are
+  // the columns: a program sends the same tree on every call.
+  const known = WRITTEN.get(treedef.root);
+  if (
+    known !== undefined &&
+    known.target === ctx.targetMinorVersion &&
+    sameRefs(known.refs, leafRefs)
+  ) {
+    return { treedef: copyMessages(known.treedef), leaves: known.leaves.slice() };
+  }
+  const written = writeTree(treedef, ctx, leafRefs);
+  WRITTEN.set(treedef.root, {
+    target: ctx.targetMinorVersion,
+    refs: leafRefs && Int32Array.from(leafRefs),
+    treedef: copyMessages(written.treedef),
+    leaves: written.leaves.slice(),
+  });
+  return written;
+}
+
+/** The columns last written for a root: its target and leaf refs, and what was written. */
+const WRITTEN = new WeakMap<
+  TreeNode,
+  { target: number; refs?: Int32Array; treedef: TreeDef; leaves: number[] }
+>();
+
+/**
+ * A TreeDef whose message objects are new and whose arrays are shared: an encoder may give
+ * messages unknown fields to carry (graftUnknownFields), and never changes an array.
+ */
+function copyMessages(treedef: TreeDef): TreeDef {
+  const copyKey = (key: DictKeyMessage): DictKeyMessage =>
+    key.key?.$case === "tuple"
+      ? { ...key, key: { $case: "tuple", value: { ...key.key.value } } }
+      : { ...key };
+  return {
+    ...treedef,
+    keys: treedef.keys.map(copyKey),
+    nodeTypes: treedef.nodeTypes.map((type) => ({ ...type })),
+    keyTrie: treedef.keyTrie && { ...treedef.keyTrie },
+  };
+}
+
+/** The columns of a tree, written anew (see lowerWithLeaves). */
+function writeTree(
   treedef: PyTreeDef,
   ctx: TreeDefLowerContext,
   leafRefs?: readonly number[],
