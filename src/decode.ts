@@ -12,7 +12,7 @@ import type { SharedObjectTable } from "../gen/ts/colocated/v1/table";
 import { DEVICE_LIST } from "./entries/device-list";
 import type { TreeDefFacts } from "./entries/treedef";
 import { DecodeError } from "./errors";
-import { resolveLimits } from "./limits";
+import { type DecodeLimits, resolveLimits } from "./limits";
 import type { DeviceList } from "./model/device-list";
 import { PickledFunction, type Program, type SharedObject, type Specs } from "./model/program";
 import { PickledValue, type Value } from "./model/value-leaf";
@@ -33,18 +33,20 @@ import { liftTable } from "./table/lift-table";
 
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
 export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Specs {
-  return decodePayload(SpecsPayload, PayloadKind.PAYLOAD_KIND_SPECS, bytes, options, SPECS).result;
+  const kind = PayloadKind.PAYLOAD_KIND_SPECS;
+  return decodePayload(SpecsPayload, kind, bytes, options, SPECS, REUSE_CHECKS).result;
 }
 
 /** Decodes ProgramPayload bytes into a Program; throws only DecodeError. */
 export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): Program {
   const kind = PayloadKind.PAYLOAD_KIND_PROGRAM;
-  return decodePayload(ProgramPayload, kind, bytes, options, PROGRAM).result;
+  return decodePayload(ProgramPayload, kind, bytes, options, PROGRAM, REUSE_CHECKS).result;
 }
 
 /** Decodes ValuePayload bytes (colocated.v1.2) into a treedef and its leaves; throws only DecodeError. */
 export function decodeValue(bytes: Uint8Array, options: DecodeOptions = {}): Value {
-  return decodePayload(ValuePayload, PayloadKind.PAYLOAD_KIND_VALUE, bytes, options, VALUE).result;
+  const kind = PayloadKind.PAYLOAD_KIND_VALUE;
+  return decodePayload(ValuePayload, kind, bytes, options, VALUE, REUSE_CHECKS).result;
 }
 
 /** A payload decoded, with what decoding read on the way: its message, and its table's objects by index. */
@@ -104,6 +106,24 @@ function rememberWriter(message: { header?: Header }, parts: readonly unknown[])
       rememberPickleWriter(part, by);
 }
 
+/** Scans, parses and checks a payload: every check decoding makes before lifting. */
+function checkPayload<M extends { header?: Header; table?: SharedObjectTable }, F, R>(
+  type: { decode(input: Uint8Array): M },
+  kind: PayloadKind,
+  bytes: Uint8Array,
+  options: DecodeOptions,
+  limits: DecodeLimits,
+  parts: PayloadParts<M, F, R>,
+): CheckedPayload {
+  const parsed = parsePayload(type, kind, bytes, { ...options, limits });
+  const { message, unknownFields, packedIds } = parsed;
+  const minorVersion = message.header?.minorVersion ?? 0;
+  const refs = checkTable(message.table, limits, minorVersion, packedIds);
+  const at = (path: string) => ({ index: refs.tableSize, path, refs, limits, minorVersion });
+  const facts = parts.check(message, at);
+  return { message, refs, facts, unknownFields };
+}
+
 /** The facts of a program's specs. */
 interface ProgramFacts {
   inputs: TreeDefFacts;
@@ -152,6 +172,28 @@ interface PayloadParts<M, F, R> {
   remember: (result: R, origin: PayloadOrigin<M>) => void;
 }
 
+/**
+ * Payloads checked before, by kind, options and bytes, with what checking them found: a program
+ * sends the same specs on every call, and checking is a pure function of these. Only the
+ * decoders that return the lifted result alone use it (the messages are never handed out); the
+ * objects are lifted anew on every decode.
+ * Bounded: payloads past CACHED_PAYLOAD_BYTES are not kept, and a full cache is emptied.
+ */
+const CHECKED = new Map<string, CheckedPayload>();
+const CACHED_PAYLOADS = 64;
+const CACHED_PAYLOAD_BYTES = 1 << 16;
+const REUSE_CHECKS = true;
+// Every byte is one code unit: distinct bytes are distinct keys.
+const latin1 = new TextDecoder("latin1");
+
+/** A payload that passed every check: its message, checked table, parts' facts, unknown fields. */
+interface CheckedPayload {
+  message: unknown;
+  refs: ReturnType<typeof checkTable>;
+  facts: unknown;
+  unknownFields: number;
+}
+
 /** bytes → wire scan and header → checked table and parts → lifted table and parts. */
 function decodePayload<M extends { header?: Header; table?: SharedObjectTable }, F, R>(
   type: { decode(input: Uint8Array): M },
@@ -159,15 +201,27 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
   bytes: Uint8Array,
   options: DecodeOptions,
   parts: PayloadParts<M, F, R>,
+  reuseChecks = false,
 ): Decoding<M, R> {
   try {
     const limits = resolveLimits(options.limits);
-    const parsed = parsePayload(type, kind, bytes, { ...options, limits });
-    const { message, unknownFields, packedIds } = parsed;
-    const minorVersion = message.header?.minorVersion ?? 0;
-    const refs = checkTable(message.table, limits, minorVersion, packedIds);
-    const at = (path: string) => ({ index: refs.tableSize, path, refs, limits, minorVersion });
-    const facts = parts.check(message, at);
+    const key =
+      reuseChecks && bytes.length <= CACHED_PAYLOAD_BYTES
+        ? `${kind} ${options.maxMinorVersion ?? ""} ${JSON.stringify(limits)} ${latin1.decode(bytes)}`
+        : undefined;
+    let checked = key === undefined ? undefined : CHECKED.get(key);
+    if (checked === undefined) {
+      checked = checkPayload(type, kind, bytes, options, limits, parts);
+      // A payload with fields of a newer version is remembered by its objects, message and
+      // all, to be written again: it is not shared.
+      if (key !== undefined && checked.unknownFields === 0) {
+        if (CHECKED.size >= CACHED_PAYLOADS) CHECKED.clear();
+        CHECKED.set(key, checked);
+      }
+    }
+    const message = checked.message as M;
+    const { refs, unknownFields } = checked;
+    const facts = checked.facts as F;
     const objects = liftTable(refs.checked, unknownFields > 0);
     const result = parts.lift(message, objects, facts);
     if (unknownFields > 0) parts.remember(result, { message, table: objects });
