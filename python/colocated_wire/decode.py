@@ -11,7 +11,8 @@ ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import operator
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -20,6 +21,7 @@ from jax import tree_util
 from jax._src.lib import xla_client as xc
 
 from colocated_wire._gen.colocated.v1 import payload_pb2
+from colocated_wire.entries import treedef
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import allow_pickles
 from colocated_wire.errors import DecodeError
@@ -49,6 +51,12 @@ def deserialize_specs(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
     holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
+    key = None
+    if type(data) is bytes and len(data) <= _CACHED_PAYLOAD_BYTES:
+        key = (data, limits or DEFAULT_LIMITS, max_minor_version, allow_pickle)
+        checked = _CHECKED_SPECS.get(key)
+        if checked is not None:
+            return _lift_checked_specs(checked, allow_pickle)
     msg, unknown_fields, refs, at = _checked_table(
         data,
         payload_pb2.SpecsPayload,
@@ -58,12 +66,62 @@ def deserialize_specs(
         allow_pickle,
     )
     shape = specs.check(_part(msg, "specs"), at("specs"))
+    if key is not None and not unknown_fields:
+        checked = _CheckedSpecs(
+            msg, refs, shape, _getter(treedef.leaf_refs(shape, msg.specs.leaves))
+        )
+        if len(_CHECKED_SPECS) >= _CACHED_PAYLOADS:
+            _CHECKED_SPECS.clear()
+        _CHECKED_SPECS[key] = checked
+        return _lift_checked_specs(checked, allow_pickle)
 
     objects = lift_table(refs)
-    treedef, leaves = _lift_specs(msg.specs, LiftContext(objects, shape), allow_pickle)
+    treedef_, leaves = _lift_specs(msg.specs, LiftContext(objects, shape), allow_pickle)
     if unknown_fields:
-        leaves = remember(leaves, Origin(msg, objects, (treedef,)))
-    return treedef, leaves
+        leaves = remember(leaves, Origin(msg, objects, (treedef_,)))
+    return treedef_, leaves
+
+
+class _CheckedSpecs(NamedTuple):
+    """A specs payload that passed every check: what lifting it again needs."""
+
+    msg: payload_pb2.SpecsPayload
+    refs: Any
+    shape: Any
+    leaves: Callable[[list[Any]], tuple[Any, ...]]  # the table's objects to the leaves
+
+
+# Specs payloads checked before, by their bytes and how they were read: a program sends the
+# same specs on every call, and checking is a pure function of these. Only the objects are
+# lifted again. Bounded: payloads past _CACHED_PAYLOAD_BYTES are not kept, a full cache is
+# emptied (clear() is safe under threads), and one with fields of a newer version is not kept.
+_CHECKED_SPECS: dict[tuple[bytes, DecodeLimits, int | None, bool], _CheckedSpecs] = {}
+_CACHED_PAYLOADS = 64
+_CACHED_PAYLOAD_BYTES = 1 << 16
+
+
+def _getter(refs: Sequence[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """The objects at `refs`, as a tuple, in one C call."""
+    if len(refs) == 0:
+        return lambda objects: ()
+    if len(refs) == 1:
+        only = refs[0]
+        return lambda objects: (objects[only],)
+    return operator.itemgetter(*refs)
+
+
+def _lift_checked_specs(
+    checked: _CheckedSpecs, allow_pickle: bool
+) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
+    """Lifts a checked specs payload: its table's objects anew, its tree, its leaves."""
+    objects = lift_table(checked.refs)
+    ctx = LiftContext(objects, checked.shape)
+    if checked.shape.pickled:
+        with allow_pickles(allow_pickle):
+            tree = treedef.lift(checked.msg.specs.treedef, ctx)
+    else:
+        tree = treedef.lift(checked.msg.specs.treedef, ctx)
+    return tree, checked.leaves(objects)
 
 
 def deserialize_program(

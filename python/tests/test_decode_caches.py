@@ -178,3 +178,31 @@ def test_the_table_cache_is_bounded_by_the_bytes_and_ids_it_holds(devices, monke
     monkeypatch.setattr(check_table, "_held", 3 * held + 1)  # the next one does not fit
     check_table.check_table(table, DecodeLimits(max_rank=6))
     assert len(check_table._CHECKED) == 1 and check_table._held == held  # emptied, then kept
+
+
+def _sharded_specs(devices) -> bytes:
+    mesh = Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+    spec = SDS((8, 4), jnp.float32, sharding=NamedSharding(mesh, PartitionSpec("x", "y")))
+    return encode({f"layers.{i}.w": spec for i in range(12)})
+
+
+def test_a_specs_payload_decoded_again_is_lifted_anew_and_equal():
+    data = _sharded_specs(jax.devices())
+    first_tree, first = deserialize_specs(data)
+    again_tree, again = deserialize_specs(bytes(bytearray(data)))
+    assert again_tree == first_tree
+    assert again == first
+    assert len({id(leaf) for leaf in again}) == 1  # the table's one spec, shared by every leaf
+    assert again[0] is not first[0]
+
+
+def test_a_specs_payload_checked_before_is_judged_again_by_other_limits_and_versions():
+    data = _sharded_specs(jax.devices())
+    deserialize_specs(data)
+    with pytest.raises(DecodeError) as e:
+        deserialize_specs(data, limits=DecodeLimits(max_tree_nodes=5))
+    assert e.value.code == "limit-exceeded"
+    with pytest.raises(DecodeError) as e:
+        deserialize_specs(data, max_minor_version=2)
+    assert (e.value.path, e.value.code) == ("header.minor_version", "unsupported-version")
+    deserialize_specs(bytearray(data))  # not kept by bytes (bytearray is not hashable): read anew
