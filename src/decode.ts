@@ -175,8 +175,8 @@ interface PayloadParts<M, F, R> {
 /**
  * Payloads checked before, by kind, options and bytes, with what checking them found: a program
  * sends the same specs on every call, and checking is a pure function of these. Only the
- * decoders that return the lifted result alone use it (the messages are never handed out); the
- * objects are lifted anew on every decode.
+ * decoders that return the lifted result alone use it (the messages are never handed out). The
+ * table's objects are lifted anew on every decode; the tree, immutable, is lifted once.
  * Bounded: payloads past CACHED_PAYLOAD_BYTES are not kept, and a full cache is emptied.
  */
 const CHECKED = new Map<string, CheckedPayload>();

@@ -33,12 +33,14 @@ function refusal(decode: () => unknown): DecodeError {
   throw new Error("the payload decoded");
 }
 
-test("the same bytes decode to equal objects, lifted anew each time", () => {
+test("the same bytes decode to equal objects, lifted anew each time, and the same tree", () => {
   const first = decodeSpecs(bytes);
   const again = decodeSpecs(bytes.slice());
   expect(again.leaves.map((leaf) => leaf.key)).toEqual(first.leaves.map((leaf) => leaf.key));
   expect(again.leaves[0]).not.toBe(first.leaves[0]);
   expect(again.leaves[0].sharding).not.toBe(first.leaves[0].sharding);
+  // Trees are immutable: one lifted tree serves every decode of its bytes, as in Python.
+  expect(again.treedef).toBe(first.treedef);
 });
 
 test("bytes checked under looser limits are still refused under stricter ones", () => {

@@ -52,6 +52,8 @@ export interface TreeDefFacts {
   readonly leafCopies: number[];
   /** Whether the tree has REPEAT nodes. */
   readonly repeats: boolean;
+  /** The tree lifted from these facts, once it is (a decode of the same bytes reuses them). */
+  lifted?: PyTreeDef;
 }
 
 /** Where a TreeDef's check runs, and the minor version its payload's header says. */
@@ -330,8 +332,15 @@ export function check(message: TreeDef, ctx: TreeDefCheckContext): TreeDefFacts 
  * a REPEAT is its source's node object itself (nodes are immutable).
  */
 export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): PyTreeDef {
+  // Trees are immutable: a tree whose checked facts were lifted before is that tree.
+  ctx.facts.lifted ??= liftNodes(message, ctx.facts);
+  return ctx.facts.lifted;
+}
+
+/** The PyTreeDef of checked columns, built node by node. */
+function liftNodes(message: TreeDef, facts: TreeDefFacts): PyTreeDef {
   const { kinds, arities, nodeData } = message;
-  const { dictKeys, types } = ctx.facts;
+  const { dictKeys, types } = facts;
   let a = 0;
   let k = 0;
   let t = 0;
@@ -341,7 +350,7 @@ export function lift(message: TreeDef, ctx: { readonly facts: TreeDefFacts }): P
   const stack: { node: ContainerNode & { children: TreeNode[] }; arity: number; filled: number }[] =
     [];
   // Every node by index, kept only when a REPEAT may share one.
-  const lifted: TreeNode[] | undefined = ctx.facts.repeats ? [] : undefined;
+  const lifted: TreeNode[] | undefined = facts.repeats ? [] : undefined;
   for (let i = 0; i < kinds.length; i++) {
     let node: TreeNode;
     let arity = 0;
