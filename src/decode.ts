@@ -177,11 +177,15 @@ interface PayloadParts<M, F, R> {
  * sends the same specs on every call, and checking is a pure function of these. Only the
  * decoders that return the lifted result alone use it (the messages are never handed out). The
  * table's objects are lifted anew on every decode; the tree, immutable, is lifted once.
- * Bounded: payloads past CACHED_PAYLOAD_BYTES are not kept, and a full cache is emptied.
+ * Bounded: payloads past CACHED_PAYLOAD_BYTES are not kept, and a cache that would pass
+ * CACHED_PAYLOADS entries or CACHE_BUDGET bytes is emptied (no order to keep).
  */
 const CHECKED = new Map<string, CheckedPayload>();
 const CACHED_PAYLOADS = 64;
-const CACHED_PAYLOAD_BYTES = 1 << 16;
+const CACHED_PAYLOAD_BYTES = 1 << 20;
+/** The payload bytes the cache holds at most, all entries together. */
+const CACHE_BUDGET = 1 << 23;
+let cachedBytes = 0;
 const REUSE_CHECKS = true;
 // Every byte is one code unit: distinct bytes are distinct keys.
 const latin1 = new TextDecoder("latin1");
@@ -215,8 +219,12 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
       // A payload with fields of a newer version is remembered by its objects, message and
       // all, to be written again: it is not shared.
       if (key !== undefined && checked.unknownFields === 0) {
-        if (CHECKED.size >= CACHED_PAYLOADS) CHECKED.clear();
+        if (CHECKED.size >= CACHED_PAYLOADS || cachedBytes + bytes.length > CACHE_BUDGET) {
+          CHECKED.clear();
+          cachedBytes = 0;
+        }
         CHECKED.set(key, checked);
+        cachedBytes += bytes.length;
       }
     }
     const message = checked.message as M;

@@ -70,9 +70,7 @@ def deserialize_specs(
         checked = _CheckedSpecs(
             msg, refs, shape, _getter(treedef.leaf_refs(shape, msg.specs.leaves))
         )
-        if len(_CHECKED_SPECS) >= _CACHED_PAYLOADS:
-            _CHECKED_SPECS.clear()
-        _CHECKED_SPECS[key] = checked
+        _keep(key, checked)
         return _lift_checked_specs(checked, allow_pickle)
 
     objects = lift_table(refs)
@@ -93,11 +91,26 @@ class _CheckedSpecs(NamedTuple):
 
 # Specs payloads checked before, by their bytes and how they were read: a program sends the
 # same specs on every call, and checking is a pure function of these. Only the objects are
-# lifted again. Bounded: payloads past _CACHED_PAYLOAD_BYTES are not kept, a full cache is
-# emptied (clear() is safe under threads), and one with fields of a newer version is not kept.
+# lifted again. Bounded: payloads past _CACHED_PAYLOAD_BYTES are not kept, a cache that would
+# pass _CACHED_PAYLOADS entries or _CACHE_BUDGET bytes is emptied (clear() is safe under
+# threads; the byte count is a bound, not an account), and one with fields of a newer version
+# is not kept.
 _CHECKED_SPECS: dict[tuple[bytes, DecodeLimits, int | None, bool], _CheckedSpecs] = {}
 _CACHED_PAYLOADS = 64
-_CACHED_PAYLOAD_BYTES = 1 << 16
+_CACHED_PAYLOAD_BYTES = 1 << 20
+_CACHE_BUDGET = 1 << 23
+_cached_bytes = 0
+
+
+def _keep(key: tuple[bytes, DecodeLimits, int | None, bool], checked: _CheckedSpecs) -> None:
+    """Keeps a checked payload, emptying the cache first if it would pass its bounds."""
+    global _cached_bytes
+    size = len(key[0])
+    if len(_CHECKED_SPECS) >= _CACHED_PAYLOADS or _cached_bytes + size > _CACHE_BUDGET:
+        _CHECKED_SPECS.clear()
+        _cached_bytes = 0
+    _CHECKED_SPECS[key] = checked
+    _cached_bytes += size
 
 
 def _getter(refs: Sequence[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
