@@ -5,9 +5,9 @@ import { SequenceIds } from "./hash-cons";
 
 /**
  * The str key pool as a trie of key parts (colocated.v1.3): "params.model.layers.12.mlp.up_proj.
- * weight" is the path params. → model. → layers. → 12. → mlp. → up_proj. → weight, and a subtrie
- * equal to one written before (every layer's, every optimizer moment's) is written as a repeat
- * of it. The writer cuts a key after each ASCII character that is not a letter or "_";
+ * weight" is the path params. → model. → layers. → 1 → 2. → mlp. → up_proj. → weight, and a
+ * subtrie equal to one written before (every layer's, every optimizer moment's) is written as a
+ * repeat of it. The writer cuts a key after each ASCII character that is not a letter or "_";
  * the reader takes any labels, so no separator is special. python/colocated_wire/entries/
  * key_trie.py is the same.
  */
