@@ -182,9 +182,12 @@ interface PayloadParts<M, F, R> {
  */
 const CHECKED = new Map<string, CheckedPayload>();
 const CACHED_PAYLOADS = 64;
-const CACHED_PAYLOAD_BYTES = 1 << 20;
-/** The payload bytes the cache holds at most, all entries together. */
-const CACHE_BUDGET = 1 << 23;
+const CACHED_PAYLOAD_BYTES = 1 << 18;
+/**
+ * The payload bytes the cache holds at most, all entries together: what it keeps (the parsed
+ * messages and facts) is several times the bytes, so this bounds its memory to tens of MiB.
+ */
+const CACHE_BUDGET = 1 << 22;
 let cachedBytes = 0;
 const REUSE_CHECKS = true;
 // Every byte is one code unit: distinct bytes are distinct keys.

@@ -97,8 +97,8 @@ class _CheckedSpecs(NamedTuple):
 # is not kept.
 _CHECKED_SPECS: dict[tuple[bytes, DecodeLimits, int | None, bool], _CheckedSpecs] = {}
 _CACHED_PAYLOADS = 64
-_CACHED_PAYLOAD_BYTES = 1 << 20
-_CACHE_BUDGET = 1 << 23
+_CACHED_PAYLOAD_BYTES = 1 << 18
+_CACHE_BUDGET = 1 << 22
 _cached_bytes = 0
 
 
