@@ -76,7 +76,7 @@ describe("the front-coded key pool", () => {
   });
 });
 
-describe("the key pools read before", () => {
+describe("a pool read after another", () => {
   // A trie's pool, then a front-coded pool whose text holds what the trie's numbers look like.
   function pools(): [Uint8Array, Uint8Array] {
     const message = () => SpecsPayload.decode(payload(["a"]));
@@ -93,7 +93,7 @@ describe("the key pools read before", () => {
     return [SpecsPayload.encode(trie).finish(), SpecsPayload.encode(coded).finish()];
   }
 
-  test("are found only by a pool of the same form and bytes", () => {
+  test("is judged on its own form and bytes", () => {
     const [trie, coded] = pools();
     const root = decodeSpecs(trie).treedef.root;
     expect(root.kind === "dict" && root.keys).toEqual(["a"]);

@@ -11,6 +11,7 @@ ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
@@ -52,32 +53,35 @@ def deserialize_specs(
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
     holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
     key = None
+    checked = None
     if type(data) is bytes and len(data) <= _CACHED_PAYLOAD_BYTES:
         key = (data, limits or DEFAULT_LIMITS, max_minor_version, allow_pickle)
         checked = _CHECKED_SPECS.get(key)
-        if checked is not None:
-            return _lift_checked_specs(checked, allow_pickle)
-    msg, unknown_fields, refs, at = _checked_table(
-        data,
-        payload_pb2.SpecsPayload,
-        payload_pb2.PAYLOAD_KIND_SPECS,
-        limits,
-        max_minor_version,
-        allow_pickle,
-    )
-    shape = specs.check(_part(msg, "specs"), at("specs"))
-    if key is not None and not unknown_fields:
-        checked = _CheckedSpecs(
-            msg, refs, shape, _getter(treedef.leaf_refs(shape, msg.specs.leaves))
+    unknown_fields = False
+    if checked is None:
+        msg, unknown_fields, refs, at = _checked_table(
+            data,
+            payload_pb2.SpecsPayload,
+            payload_pb2.PAYLOAD_KIND_SPECS,
+            limits,
+            max_minor_version,
+            allow_pickle,
         )
-        _keep(key, checked)
-        return _lift_checked_specs(checked, allow_pickle)
+        shape = specs.check(_part(msg, "specs"), at("specs"))
+        take = _getter(treedef.leaf_refs(shape, msg.specs.leaves))
+        checked = _CheckedSpecs(msg, refs, shape, take)
+        if key is not None and not unknown_fields:
+            _keep(key, checked)
 
-    objects = lift_table(refs)
-    treedef_, leaves = _lift_specs(msg.specs, LiftContext(objects, shape), allow_pickle)
+    # The table's objects anew; the tree, immutable, as its checked shape last lifted it.
+    objects = lift_table(checked.refs)
+    ctx = LiftContext(objects, checked.shape)
+    with allow_pickles(allow_pickle) if checked.shape.pickled else contextlib.nullcontext():
+        tree = treedef.lift(checked.msg.specs.treedef, ctx)
+    leaves = checked.leaves(objects)
     if unknown_fields:
-        leaves = remember(leaves, Origin(msg, objects, (treedef_,)))
-    return treedef_, leaves
+        leaves = remember(leaves, Origin(checked.msg, objects, (tree,)))
+    return tree, leaves
 
 
 class _CheckedSpecs(NamedTuple):
@@ -121,20 +125,6 @@ def _getter(refs: Sequence[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
         only = refs[0]
         return lambda objects: (objects[only],)
     return operator.itemgetter(*refs)
-
-
-def _lift_checked_specs(
-    checked: _CheckedSpecs, allow_pickle: bool
-) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
-    """Lifts a checked specs payload: its table's objects anew, its tree, its leaves."""
-    objects = lift_table(checked.refs)
-    ctx = LiftContext(objects, checked.shape)
-    if checked.shape.pickled:
-        with allow_pickles(allow_pickle):
-            tree = treedef.lift(checked.msg.specs.treedef, ctx)
-    else:
-        tree = treedef.lift(checked.msg.specs.treedef, ctx)
-    return tree, checked.leaves(objects)
 
 
 def deserialize_program(
@@ -253,16 +243,6 @@ def _checked_table(
         return CheckContext(refs.table_size, path, refs, limits, minor)
 
     return msg, unknown_fields, refs, at
-
-
-def _lift_specs(
-    msg: payload_pb2.Specs, ctx: LiftContext, allow_pickle: bool
-) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
-    """specs.lift, where pickles are allowed iff `allow_pickle` when the tree holds any."""
-    if not ctx.facts.pickled:  # nothing asks whether pickles are allowed
-        return specs.lift(msg, ctx)
-    with allow_pickles(allow_pickle):
-        return specs.lift(msg, ctx)
 
 
 def _part(msg: Message, field: str) -> Message | None:

@@ -365,12 +365,24 @@ function decodeKeys(
   const keys = new Array<string>(count);
   let ascii = allAscii ? count : 0;
   while (ascii < count && isAscii(bytes, starts[ascii], starts[ascii + 1])) ascii++;
-  // ASCII: byte offsets are string offsets.
-  const joined = strictUtf8.decode(bytes.subarray(0, starts[ascii]));
-  for (let k = 0; k < ascii; k++) keys[k] = joined.slice(starts[k], starts[k + 1]);
+  sliceAsciiKeys(bytes, starts, ascii, keys);
   for (let k = ascii; k < count; k++)
     keys[k] = decodeKey(bytes.subarray(starts[k], starts[k + 1]), path, k);
   return keys;
+}
+
+/**
+ * Keys 0 to `ascii` - 1, all ASCII, decoded in one call: byte offsets are then string offsets, and
+ * each key is a slice of one flat string (comparing keys later reads no rope).
+ */
+export function sliceAsciiKeys(
+  bytes: Uint8Array,
+  starts: readonly number[],
+  ascii: number,
+  keys: string[],
+): void {
+  const joined = strictUtf8.decode(bytes.subarray(0, starts[ascii]));
+  for (let k = 0; k < ascii; k++) keys[k] = joined.slice(starts[k], starts[k + 1]);
 }
 
 function isAscii(bytes: Uint8Array, start: number, end: number): boolean {

@@ -4,7 +4,14 @@ import { DecodeError } from "../errors";
 import type { DecodeLimits } from "../limits";
 import { fieldSince } from "../schema-version";
 import { frontCode } from "./front-code";
-import { decodeKey, frontCodedSize, keyTrieSize, measureKeyTrie, readKeyTrie } from "./key-trie";
+import {
+  decodeKey,
+  frontCodedSize,
+  keyTrieSize,
+  measureKeyTrie,
+  readKeyTrie,
+  sliceAsciiKeys,
+} from "./key-trie";
 
 /** The minor version that introduced the key trie. */
 const KEY_TRIE_SINCE = fieldSince(TreeDefSchema.field.keyTrie);
@@ -14,9 +21,6 @@ const KEY_TRIE_SINCE = fieldSince(TreeDefSchema.field.keyTrie);
  * key parts (1.3), whichever the writer found smallest.
  */
 
-// Fatal, so a key that is not UTF-8 is an error; a leading BOM is part of the key.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * The str key pool as a TreeDef writes it for a target: a trie of key parts (1.3) when that is
  * smaller, else front-coded (1.1).
@@ -25,18 +29,14 @@ export function writeKeyPool(
   keys: readonly string[],
   target: number,
 ): Pick<TreeDef, "keyText" | "keySizes" | "keyTrie"> {
-  if (target >= KEY_TRIE_SINCE) {
-    const { trie, frontCodedSize: known } = measureKeyTrie(keys);
-    const size = keyTrieSize(trie);
-    // The trie's builder knows front coding's size when every key is ASCII.
-    if (known !== undefined && size < known)
-      return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
-    const { keyText, keySizes } = frontCode(keys);
-    if (known === undefined && size < frontCodedSize(keyText, keySizes))
-      return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
-    return { keyText, keySizes, keyTrie: undefined };
-  }
-  return { ...frontCode(keys), keyTrie: undefined };
+  if (target < KEY_TRIE_SINCE) return { ...frontCode(keys), keyTrie: undefined };
+  // The trie's builder knows front coding's size when every key is ASCII; else it is written.
+  const { trie, frontCodedSize: known } = measureKeyTrie(keys);
+  const coded = known === undefined ? frontCode(keys) : undefined;
+  const codedSize = coded ? frontCodedSize(coded.keyText, coded.keySizes) : (known as number);
+  if (keyTrieSize(trie) < codedSize)
+    return { keyText: new Uint8Array(0), keySizes: [], keyTrie: trie };
+  return { ...(coded ?? frontCode(keys)), keyTrie: undefined };
 }
 
 /** A TreeDef's str keys, and (front-coded) which are above the key before them, by code point. */
@@ -49,58 +49,23 @@ export interface KeyPoolRead {
 /**
  * The str key pool a TreeDef carries: `strings` as written, or its key_text and key_sizes or its
  * key_trie read back. Every size is checked before a key is built, and the bytes all keys
- * expand to count against the payload limit (a prefix can repeat a long key many times). A pool
- * read before under the same limits is found by its bytes: a program sends the same tree on
- * every call.
+ * expand to count against the payload limit (a prefix can repeat a long key many times).
  */
 export function readKeyPool(message: TreeDef, path: string, limits: DecodeLimits): KeyPoolRead {
   const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
-  if (trie === undefined && text.length === 0 && sizes.length === 0)
-    return { keys: message.strings };
-  // One form only: checked before the cache, which knows a pool by its own form's fields.
-  if (trie !== undefined && (message.strings.length > 0 || text.length > 0 || sizes.length > 0)) {
-    const detail = "the str keys are in one of strings, key_text and key_trie";
-    throw new DecodeError(`${path}.key_trie`, "invalid-tree", detail);
+  const maxBytes = limits.maxPayloadBytes;
+  if (trie !== undefined) {
+    if (message.strings.length > 0 || text.length > 0 || sizes.length > 0) {
+      const detail = "the str keys are in one of strings, key_text and key_trie";
+      throw new DecodeError(`${path}.key_trie`, "invalid-tree", detail);
+    }
+    return readKeyTrie(trie, path, { maxKeys: limits.maxTreeNodes, maxBytes });
   }
-  if (trie === undefined && message.strings.length > 0) {
+  if (text.length === 0 && sizes.length === 0) return { keys: message.strings };
+  if (message.strings.length > 0) {
     const detail = "the str keys are in strings or in key_text, not both";
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
   }
-  const written = trie === undefined ? text : trie.labelText;
-  // The form, the limits and the text's length first: what follows the text then says which
-  // numbers are whose, whatever bytes the text holds.
-  const key =
-    written.length <= CACHED_BYTES
-      ? `${trie === undefined ? "f" : "t"} ${limits.maxTreeNodes} ${limits.maxPayloadBytes} ${
-          written.length
-        } ${latin1.decode(written)}${
-          trie === undefined ? sizes.join() : `${trie.labelSizes.join()} ${trie.nodes.join()}`
-        }`
-      : undefined;
-  const known = key === undefined ? undefined : readPools.get(key);
-  if (known !== undefined) return known;
-  const read = readWrittenPool(message, path, limits);
-  if (key !== undefined && read.keys.length <= CACHED_KEYS) {
-    if (readPools.size >= CACHED_POOLS) readPools.clear();
-    readPools.set(key, { keys: Object.freeze(read.keys), rises: read.rises });
-  }
-  return read;
-}
-
-/** Pools read, by their bytes and limits; a full cache is emptied (no order to keep). */
-const readPools = new Map<string, KeyPoolRead>();
-const CACHED_POOLS = 64;
-const CACHED_BYTES = 1 << 16;
-const CACHED_KEYS = 1 << 16;
-// Every byte is one code unit: distinct bytes make distinct cache keys.
-const latin1 = new TextDecoder("latin1");
-
-/** The pool of key_trie, or of key_text and key_sizes (the only form written), checked and read. */
-function readWrittenPool(message: TreeDef, path: string, limits: DecodeLimits): KeyPoolRead {
-  const { keyText: text, keySizes: sizes, keyTrie: trie } = message;
-  const maxBytes = limits.maxPayloadBytes;
-  if (trie !== undefined)
-    return readKeyTrie(trie, path, { maxKeys: limits.maxTreeNodes, maxBytes });
   if (sizes.length % 2 !== 0) {
     const detail = `${sizes.length} sizes, two per key`;
     throw new DecodeError(`${path}.key_sizes`, "invalid-tree", detail);
@@ -168,8 +133,6 @@ function readWrittenPool(message: TreeDef, path: string, limits: DecodeLimits): 
     const detail = `${text.length - read} bytes of key_text are left over`;
     throw new DecodeError(`${path}.key_text`, "invalid-tree", detail);
   }
-  // ASCII: byte offsets are string offsets.
-  const joined = strictUtf8.decode(all.subarray(0, starts[ascii]));
-  for (let k = 0; k < ascii; k++) keys[k] = joined.slice(starts[k], starts[k + 1]);
+  sliceAsciiKeys(all, starts, ascii, keys);
   return { keys, rises };
 }
