@@ -278,6 +278,7 @@ describe("REPEAT expands within the limits", () => {
     message.specs = {
       treedef: { ...(message.specs?.treedef as TreeDef), ...columns },
       leaves: Array(leaves).fill(ref),
+      leafCopies: [],
     };
     return SpecsPayload.encode(message).finish();
   }

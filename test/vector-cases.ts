@@ -469,6 +469,16 @@ export const VECTOR_CASES: VectorCase[] = [
     },
   },
   {
+    // 1.3: leaf copies. A cycle of five specs six times (one copy that overlaps what it makes),
+    // then a leaf, a run of four from far back (a copy of its own), and a last leaf.
+    name: "leaf_copies_1_3",
+    bytes: () => {
+      const cycle = range(5).map((i) => f32([i + 1]));
+      const tail = [f32([8]), ...cycle.slice(0, 4), f32([9])];
+      return specs({ cycle: range(6).flatMap(() => cycle), tail }, { targetMinorVersion: 3 });
+    },
+  },
+  {
     // 1.3: the header names its writer, here a Python one with every part it can say.
     name: "writer_python_1_3",
     bytes: () => {

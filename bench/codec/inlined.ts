@@ -35,7 +35,7 @@ export function encodeInlined(treedef: PyTreeDef, leaves: readonly ShapeDtypeStr
     minorVersion: SCHEMA_MINOR_VERSION,
     kind: PayloadKind.PAYLOAD_KIND_SPECS,
   };
-  const specs = { treedef: treedefCodec.lower(treedef), leaves: refs };
+  const specs = { treedef: treedefCodec.lower(treedef), leaves: refs, leafCopies: [] };
   return SpecsPayload.encode({ header, table: { entries: table.entries }, specs }).finish();
 }
 

@@ -68,7 +68,7 @@ def deserialize_specs(
             allow_pickle,
         )
         shape = specs.check(_part(msg, "specs"), at("specs"))
-        take = _getter(treedef.leaf_refs(shape, msg.specs.leaves))
+        take = _getter(specs.leaf_refs(msg.specs, shape))
         checked = _CheckedSpecs(msg, refs, shape, take)
         if key is not None and not unknown_fields:
             _keep(key, checked)

@@ -416,6 +416,14 @@ def key_trie_1_3(devices):
     return _specs(tree)
 
 
+def leaf_copies_1_3(devices):
+    """colocated.v1.3: leaf copies. A cycle of five specs six times (one copy that overlaps what
+    it makes), then a leaf, a run of four from far back (a copy of its own), and a last leaf."""
+    cycle = [_f32((i + 1,)) for i in range(5)]
+    tail = [_f32((8,)), *cycle[:4], _f32((9,))]
+    return _specs({"cycle": cycle * 6, "tail": tail})
+
+
 def writer_python_1_3(devices):
     """colocated.v1.3: the header names its writer, a Python one with every part it can say."""
     return _specs([_f32((8, 4), NamedSharding(_mesh_2x4(devices), P("x", "y")))])
@@ -450,6 +458,7 @@ SPECS_CASES = {
         shared_subtrees_1_1,
         key_pool_1_1,
         key_trie_1_3,
+        leaf_copies_1_3,
         ordered_dicts_1_0,
         single_device,
         gspmd,
@@ -471,6 +480,7 @@ TARGET_MINOR_VERSIONS = {
     "shared_subtrees_1_1": 1,
     "key_pool_1_1": 1,
     "key_trie_1_3": 3,
+    "leaf_copies_1_3": 3,
     **dict.fromkeys(VALUE_CASES, 2),
     **dict.fromkeys(WRITERS, 3),
 }

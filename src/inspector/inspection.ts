@@ -10,6 +10,7 @@ import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { check as checkTree, expandLeaves } from "../entries/treedef";
 import { DEFAULT_LIMITS } from "../limits";
 import { type PayloadKindName, payloadKindOf } from "../payload/header";
+import { writtenLeaves } from "../payload/specs";
 import { describeWriter, payloadWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
 import { describeKeyPool, type KeyPoolView, keyPoolView } from "./key-pool";
@@ -222,11 +223,14 @@ function treeKeyPools(trees: Record<string, TreeDef | undefined>): KeyPoolRow[] 
   );
 }
 
-/** Every leaf's reference, a REPEAT's leaves (1.1) included: the payload was decoded already. */
+/**
+ * Every leaf's reference, leaf copies' (1.3) and a REPEAT's leaves (1.1) included: the payload
+ * was decoded already.
+ */
 function leafReferrers(specs: SpecsMsg | undefined, where: string, minor = 0): Referrer[] {
   if (!specs?.treedef) return [];
   const ctx = { path: where, limits: DEFAULT_LIMITS, minorVersion: minor };
-  const refs = expandLeaves(specs.leaves, checkTree(specs.treedef, ctx).leafCopies);
+  const refs = expandLeaves(writtenLeaves(specs), checkTree(specs.treedef, ctx).leafCopies);
   return refs.map((ref) => ({ ref, where, leaf: true }));
 }
 

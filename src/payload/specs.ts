@@ -1,5 +1,11 @@
 import type { Specs as SpecsMessage } from "../../gen/ts/colocated/v1/payload";
 import { ARRAY_SPEC } from "../entries/array-spec";
+import {
+  checkLeafCopies,
+  expandLeafCopies,
+  findLeafCopies,
+  LEAF_COPIES_SINCE,
+} from "../entries/leaf-copies";
 import * as treedef from "../entries/treedef";
 import { DecodeError, EncodeError } from "../errors";
 import type { Specs } from "../model/program";
@@ -25,23 +31,34 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
     { path: `${path}.treedef`, targetMinorVersion: ctx.targetMinorVersion },
     refs,
   );
-  return { treedef: written.treedef, leaves: written.leaves.map((j) => refs[j]) };
+  const writtenRefs = written.leaves.map((j) => refs[j]);
+  // From 1.3 on, a run of leaves that repeats earlier ones is written as a copy.
+  if (ctx.targetMinorVersion < LEAF_COPIES_SINCE) {
+    return { treedef: written.treedef, leaves: writtenRefs, leafCopies: [] };
+  }
+  const copied = findLeafCopies(writtenRefs);
+  return { treedef: written.treedef, leaves: copied.leaves, leafCopies: copied.copies };
 }
 
-/** Checks specs: a treedef, then one ArraySpec reference per leaf; returns the treedef's facts. */
+/**
+ * Checks specs: a treedef, then its leaves, each written one an ArraySpec reference (a copy
+ * makes leaves of those); returns the treedef's facts.
+ */
 export function check(message: SpecsMessage | undefined, ctx: CheckContext): treedef.TreeDefFacts {
   const { path, refs, limits, minorVersion } = ctx;
   if (!message) throw new DecodeError(path, "missing", "specs are required");
   if (!message.treedef) throw new DecodeError(`${path}.treedef`, "missing", "specs need a treedef");
   const facts = treedef.check(message.treedef, { path: `${path}.treedef`, limits, minorVersion });
-  if (message.leaves.length !== facts.leafCount) {
+  const { leaves, leafCopies } = message;
+  if (leafCopies.length > 0) {
+    checkLeafCopies(leafCopies, leaves.length, facts.leafCount, path, minorVersion);
+  } else if (leaves.length !== facts.leafCount) {
     throw new DecodeError(
       `${path}.leaves`,
       "invalid-tree",
-      `the tree has ${facts.leafCount} leaves, the payload ${message.leaves.length}`,
+      `the tree has ${facts.leafCount} leaves, the payload ${leaves.length}`,
     );
   }
-  const { leaves } = message;
   const { checked, tableSize } = refs;
   for (let i = 0; i < leaves.length; i++) {
     // An ArraySpec entry of the (checked) table passes at once; anything else is resolved
@@ -61,5 +78,11 @@ export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFact
   const refs = message.leaves;
   const written = new Array<ShapeDtypeStruct>(refs.length);
   for (let i = 0; i < refs.length; i++) written[i] = objects[refs[i]] as ShapeDtypeStruct;
-  return { treedef: tree, leaves: treedef.expandLeaves(written, ctx.facts.leafCopies) };
+  const made = expandLeafCopies(written, message.leafCopies);
+  return { treedef: tree, leaves: treedef.expandLeaves(made, ctx.facts.leafCopies) };
+}
+
+/** Each leaf's written ArraySpec reference, leaf copies (1.3) made, before the tree's REPEATs. */
+export function writtenLeaves(message: SpecsMessage): readonly number[] {
+  return expandLeafCopies(message.leaves, message.leafCopies);
 }

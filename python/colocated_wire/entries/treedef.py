@@ -155,16 +155,17 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
     return shape
 
 
-def check_tree_of(msg: Any, ctx: CheckContext, what: str) -> TreeShape:
+def check_tree_of(msg: Any, ctx: CheckContext, what: str, count_leaves: bool = True) -> TreeShape:
     """Checks a message that holds a tree (Specs, Value): its `treedef` present and valid,
-    and one entry of its `leaves` per leaf of it; returns the treedef's facts. `what` names
-    the message in an error ("specs have", "a value has")."""
+    and (if `count_leaves`: specs with leaf copies count theirs) one entry of its `leaves` per
+    leaf of it; returns the treedef's facts. `what` names the message in an error ("specs
+    have", "a value has")."""
     path = ctx.path
     if not msg.HasField("treedef"):
         raise DecodeError(f"{path}.treedef", "missing", f"{what} no treedef")
     tctx = type(ctx)(ctx.index, f"{path}.treedef", ctx.refs, ctx.limits, ctx.minor_version)
     shape = check(msg.treedef, tctx)
-    if len(msg.leaves) != shape.num_leaves:
+    if count_leaves and len(msg.leaves) != shape.num_leaves:
         detail = f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}"
         raise DecodeError(f"{path}.leaves", "invalid-tree", detail)
     return shape

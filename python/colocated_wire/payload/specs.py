@@ -16,6 +16,12 @@ from jax import tree_util
 from colocated_wire._gen.colocated.v1 import payload_pb2
 from colocated_wire.entries import treedef
 from colocated_wire.entries.array_spec import ARRAY_SPEC, add_leaves
+from colocated_wire.entries.leaf_copies import (
+    LEAF_COPIES_SINCE,
+    check_leaf_copies,
+    expand_leaf_copies,
+    find_leaf_copies,
+)
 from colocated_wire.errors import DecodeError, EncodeError
 from colocated_wire.table.check_table import CheckContext
 from colocated_wire.table.lift_table import LiftContext
@@ -49,16 +55,22 @@ def lower(
         raise e.under(f"{path}.leaves[{len(indices)}]") from e
     # A 1.1 tree leaves out the leaves of a repeated subtree.
     tree_msg, written = treedef.write(lowered, indices)
-    return payload_pb2.Specs(treedef=tree_msg, leaves=written)
+    if target < LEAF_COPIES_SINCE:
+        return payload_pb2.Specs(treedef=tree_msg, leaves=written)
+    # From 1.3 on, a run of leaves that repeats earlier ones is written as a copy.
+    leaves_written, copies = find_leaf_copies(written)
+    return payload_pb2.Specs(treedef=tree_msg, leaves=leaves_written, leaf_copies=copies)
 
 
 def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape:
-    """Checks specs (None: absent): a treedef, then one ArraySpec reference per leaf;
-    returns the treedef's facts."""
+    """Checks specs (None: absent): a treedef, then its leaves, each written one an ArraySpec
+    reference (a copy makes leaves of those); returns the treedef's facts."""
     path, refs = ctx.path, ctx.refs
     if msg is None:
         raise DecodeError(path, "missing", "specs are required")
-    shape = treedef.check_tree_of(msg, ctx, "specs have")
+    copies = msg.leaf_copies
+    shape = treedef.check_tree_of(msg, ctx, "specs have", count_leaves=not copies)
+    check_leaf_copies(copies, len(msg.leaves), shape.num_leaves, path, ctx.minor_version)
     _check_leaves(msg.leaves, f"{path}.leaves", refs)
     return shape
 
@@ -76,5 +88,11 @@ def lift(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of checked specs; the leaves are the table's objects, shared."""
     objects: list[Any] = ctx.objects
-    refs = treedef.leaf_refs(ctx.facts, msg.leaves)
+    refs = leaf_refs(msg, ctx.facts)
     return treedef.lift(msg.treedef, ctx), tuple(map(objects.__getitem__, refs))
+
+
+def leaf_refs(msg: payload_pb2.Specs, shape: treedef.TreeShape) -> Sequence[int]:
+    """Every leaf's ArraySpec reference of checked specs: leaf copies (1.3) made, then the
+    tree's REPEATs."""
+    return treedef.leaf_refs(shape, expand_leaf_copies(msg.leaves, msg.leaf_copies))

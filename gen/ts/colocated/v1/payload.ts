@@ -152,8 +152,21 @@ export interface PayloadEnvelope {
  * reference to an ArraySpec entry of the enclosing payload's table.
  */
 export interface Specs {
-  treedef?: TreeDef | undefined;
+  treedef?:
+    | TreeDef
+    | undefined;
+  /** The leaves written, in order; from 1.3, only those no leaf copy makes. */
   leaves: number[];
+  /**
+   * Runs of leaves that repeat earlier ones (1.3), three numbers per copy:
+   * how many of `leaves` come before it (after the copy before it), how many
+   * leaves back it starts (at least 1), and how many leaves it makes (at
+   * least 1). A copy reads the leaves made so far one at a time, so one that
+   * overlaps what it makes repeats a cycle: (16, 16, 9984) after 16 leaves
+   * makes 10,000 leaves of period 16. The leaves of `leaves` left after the
+   * last copy come last; the leaves made are the ones the tree takes.
+   */
+  leafCopies: number[];
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -675,7 +688,7 @@ export const PayloadEnvelope: MessageFns<PayloadEnvelope> = {
 };
 
 function createBaseSpecs(): Specs {
-  return { treedef: undefined, leaves: [], _unknownFields: {} };
+  return { treedef: undefined, leaves: [], leafCopies: [], _unknownFields: {} };
 }
 
 export const Specs: MessageFns<Specs> = {
@@ -686,6 +699,13 @@ export const Specs: MessageFns<Specs> = {
     if (message.leaves.length !== 0) {
       writer.uint32(18).fork();
       for (const v of message.leaves) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.leafCopies.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.leafCopies) {
         writer.uint32(v);
       }
       writer.join();
@@ -740,6 +760,24 @@ export const Specs: MessageFns<Specs> = {
 
             break;
           }
+          case 3: {
+            if (tag === 24) {
+              message.leafCopies.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.leafCopies.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -764,6 +802,11 @@ export const Specs: MessageFns<Specs> = {
     return {
       treedef: isSet(object.treedef) ? TreeDef.fromJSON(object.treedef) : undefined,
       leaves: globalThis.Array.isArray(object?.leaves) ? object.leaves.map((e: any) => globalThis.Number(e)) : [],
+      leafCopies: globalThis.Array.isArray(object?.leafCopies)
+        ? object.leafCopies.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.leaf_copies)
+        ? object.leaf_copies.map((e: any) => globalThis.Number(e))
+        : [],
     };
   },
 
@@ -774,6 +817,9 @@ export const Specs: MessageFns<Specs> = {
     }
     if (message.leaves?.length) {
       obj.leaves = message.leaves.map((e) => Math.round(e));
+    }
+    if (message.leafCopies?.length) {
+      obj.leafCopies = message.leafCopies.map((e) => Math.round(e));
     }
     return obj;
   },
@@ -787,6 +833,7 @@ export const Specs: MessageFns<Specs> = {
       ? TreeDef.fromPartial(object.treedef)
       : undefined;
     message.leaves = object.leaves?.map((e) => e) || [];
+    message.leafCopies = object.leafCopies?.map((e) => e) || [];
     return message;
   },
 };

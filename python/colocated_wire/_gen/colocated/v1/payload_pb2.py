@@ -28,7 +28,7 @@ from colocated_wire._gen.colocated.v1 import tree_pb2 as colocated__wire_dot___g
 from colocated_wire._gen.colocated.v1 import version_pb2 as colocated__wire_dot___gen_dot_colocated_dot_v1_dot_version__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a,colocated_wire/_gen/colocated/v1/table.proto\x1a+colocated_wire/_gen/colocated/v1/tree.proto\x1a.colocated_wire/_gen/colocated/v1/version.proto\"\x8b\x01\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\x12*\n\x06writer\x18\x04 \x01(\x0b\x32\x14.colocated.v1.WriterB\x04\x98\xb5\x18\x03\"\x8c\x01\n\x06Writer\x12\x0f\n\x07library\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12.\n\x08language\x18\x03 \x01(\x0e\x32\x1c.colocated.v1.WriterLanguage\x12\x0e\n\x06python\x18\x04 \x01(\t\x12\x0b\n\x03jax\x18\x05 \x01(\t\x12\x13\n\x0b\x63loudpickle\x18\x06 \x01(\t\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"G\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x16\n\x06leaves\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"7\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices\"\x88\x01\n\x0cValuePayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05value\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Value\"^\n\x05Value\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12-\n\x06leaves\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ValueLeafB\x04\x88\xb5\x18\x05\"\xd9\x01\n\tValueLeaf\x12\x0f\n\x05\x65ntry\x18\x01 \x01(\rH\x00\x12)\n\x05\x64type\x18\x02 \x01(\x0b\x32\x18.colocated.v1.DTypeValueH\x00\x12*\n\tprng_impl\x18\x03 \x01(\x0b\x32\x15.colocated.v1.KeyTypeH\x00\x12-\n\x08\x66unction\x18\x04 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12-\n\x07pickled\x18\x05 \x01(\x0b\x32\x1a.colocated.v1.PickledValueH\x00\x42\x06\n\x04leaf\"Y\n\nDTypeValue\x12\"\n\x05\x64type\x18\x01 \x01(\x0e\x32\x13.colocated.v1.DType\x12\'\n\x08key_type\x18\x02 \x01(\x0b\x32\x15.colocated.v1.KeyType\"4\n\x0cPickledValue\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02*m\n\x0eWriterLanguage\x12\x1f\n\x1bWRITER_LANGUAGE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aWRITER_LANGUAGE_TYPESCRIPT\x10\x01\x12\x1a\n\x16WRITER_LANGUAGE_PYTHON\x10\x02*{\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x12\x1c\n\x12PAYLOAD_KIND_VALUE\x10\x03\x1a\x04\x90\xb5\x18\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.colocated_wire/_gen/colocated/v1/payload.proto\x12\x0c\x63olocated.v1\x1a,colocated_wire/_gen/colocated/v1/limit.proto\x1a,colocated_wire/_gen/colocated/v1/table.proto\x1a+colocated_wire/_gen/colocated/v1/tree.proto\x1a.colocated_wire/_gen/colocated/v1/version.proto\"\x8b\x01\n\x06Header\x12\x15\n\rmajor_version\x18\x01 \x01(\r\x12\x15\n\rminor_version\x18\x02 \x01(\r\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.colocated.v1.PayloadKind\x12*\n\x06writer\x18\x04 \x01(\x0b\x32\x14.colocated.v1.WriterB\x04\x98\xb5\x18\x03\"\x8c\x01\n\x06Writer\x12\x0f\n\x07library\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12.\n\x08language\x18\x03 \x01(\x0e\x32\x1c.colocated.v1.WriterLanguage\x12\x0e\n\x06python\x18\x04 \x01(\t\x12\x0b\n\x03jax\x18\x05 \x01(\t\x12\x13\n\x0b\x63loudpickle\x18\x06 \x01(\t\"7\n\x0fPayloadEnvelope\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\"h\n\x05Specs\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12\x16\n\x06leaves\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x05\x12\x1f\n\x0bleaf_copies\x18\x03 \x03(\rB\n\x10\x01\x88\xb5\x18\x05\x98\xb5\x18\x03\"\x88\x01\n\x0cSpecsPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05specs\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Specs\"/\n\x0b\x46unctionRef\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08qualname\x18\x02 \x01(\t\"7\n\x0fPickledFunction\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02\"v\n\x08\x46unction\x12,\n\x07\x62y_name\x18\x01 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12\x30\n\x07pickled\x18\x02 \x01(\x0b\x32\x1d.colocated.v1.PickledFunctionH\x00\x42\n\n\x08\x66unction\"\x87\x02\n\x0eProgramPayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12(\n\x08\x66unction\x18\x03 \x01(\x0b\x32\x16.colocated.v1.Function\x12(\n\x0binput_specs\x18\x04 \x01(\x0b\x32\x13.colocated.v1.Specs\x12)\n\x0coutput_specs\x18\x05 \x01(\x0b\x32\x13.colocated.v1.Specs\x12\x14\n\x07\x64\x65vices\x18\x06 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_devices\"\x88\x01\n\x0cValuePayload\x12$\n\x06header\x18\x01 \x01(\x0b\x32\x14.colocated.v1.Header\x12.\n\x05table\x18\x02 \x01(\x0b\x32\x1f.colocated.v1.SharedObjectTable\x12\"\n\x05value\x18\x03 \x01(\x0b\x32\x13.colocated.v1.Value\"^\n\x05Value\x12&\n\x07treedef\x18\x01 \x01(\x0b\x32\x15.colocated.v1.TreeDef\x12-\n\x06leaves\x18\x02 \x03(\x0b\x32\x17.colocated.v1.ValueLeafB\x04\x88\xb5\x18\x05\"\xd9\x01\n\tValueLeaf\x12\x0f\n\x05\x65ntry\x18\x01 \x01(\rH\x00\x12)\n\x05\x64type\x18\x02 \x01(\x0b\x32\x18.colocated.v1.DTypeValueH\x00\x12*\n\tprng_impl\x18\x03 \x01(\x0b\x32\x15.colocated.v1.KeyTypeH\x00\x12-\n\x08\x66unction\x18\x04 \x01(\x0b\x32\x19.colocated.v1.FunctionRefH\x00\x12-\n\x07pickled\x18\x05 \x01(\x0b\x32\x1a.colocated.v1.PickledValueH\x00\x42\x06\n\x04leaf\"Y\n\nDTypeValue\x12\"\n\x05\x64type\x18\x01 \x01(\x0e\x32\x13.colocated.v1.DType\x12\'\n\x08key_type\x18\x02 \x01(\x0b\x32\x15.colocated.v1.KeyType\"4\n\x0cPickledValue\x12\x0e\n\x06pickle\x18\x01 \x01(\x0c\x12\x14\n\x04refs\x18\x02 \x03(\rB\x06\x10\x01\x88\xb5\x18\x02*m\n\x0eWriterLanguage\x12\x1f\n\x1bWRITER_LANGUAGE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aWRITER_LANGUAGE_TYPESCRIPT\x10\x01\x12\x1a\n\x16WRITER_LANGUAGE_PYTHON\x10\x02*{\n\x0bPayloadKind\x12\x1c\n\x18PAYLOAD_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PAYLOAD_KIND_SPECS\x10\x01\x12\x18\n\x14PAYLOAD_KIND_PROGRAM\x10\x02\x12\x1c\n\x12PAYLOAD_KIND_VALUE\x10\x03\x1a\x04\x90\xb5\x18\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,16 +41,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HEADER'].fields_by_name['writer']._serialized_options = b'\230\265\030\003'
   _globals['_SPECS'].fields_by_name['leaves']._loaded_options = None
   _globals['_SPECS'].fields_by_name['leaves']._serialized_options = b'\020\001\210\265\030\005'
+  _globals['_SPECS'].fields_by_name['leaf_copies']._loaded_options = None
+  _globals['_SPECS'].fields_by_name['leaf_copies']._serialized_options = b'\020\001\210\265\030\005\230\265\030\003'
   _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._loaded_options = None
   _globals['_PICKLEDFUNCTION'].fields_by_name['refs']._serialized_options = b'\020\001\210\265\030\002'
   _globals['_VALUE'].fields_by_name['leaves']._loaded_options = None
   _globals['_VALUE'].fields_by_name['leaves']._serialized_options = b'\210\265\030\005'
   _globals['_PICKLEDVALUE'].fields_by_name['refs']._loaded_options = None
   _globals['_PICKLEDVALUE'].fields_by_name['refs']._serialized_options = b'\020\001\210\265\030\002'
-  _globals['_WRITERLANGUAGE']._serialized_start=1895
-  _globals['_WRITERLANGUAGE']._serialized_end=2004
-  _globals['_PAYLOADKIND']._serialized_start=2006
-  _globals['_PAYLOADKIND']._serialized_end=2129
+  _globals['_WRITERLANGUAGE']._serialized_start=1928
+  _globals['_WRITERLANGUAGE']._serialized_end=2037
+  _globals['_PAYLOADKIND']._serialized_start=2039
+  _globals['_PAYLOADKIND']._serialized_end=2162
   _globals['_HEADER']._serialized_start=250
   _globals['_HEADER']._serialized_end=389
   _globals['_WRITER']._serialized_start=392
@@ -58,25 +60,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PAYLOADENVELOPE']._serialized_start=534
   _globals['_PAYLOADENVELOPE']._serialized_end=589
   _globals['_SPECS']._serialized_start=591
-  _globals['_SPECS']._serialized_end=662
-  _globals['_SPECSPAYLOAD']._serialized_start=665
-  _globals['_SPECSPAYLOAD']._serialized_end=801
-  _globals['_FUNCTIONREF']._serialized_start=803
-  _globals['_FUNCTIONREF']._serialized_end=850
-  _globals['_PICKLEDFUNCTION']._serialized_start=852
-  _globals['_PICKLEDFUNCTION']._serialized_end=907
-  _globals['_FUNCTION']._serialized_start=909
-  _globals['_FUNCTION']._serialized_end=1027
-  _globals['_PROGRAMPAYLOAD']._serialized_start=1030
-  _globals['_PROGRAMPAYLOAD']._serialized_end=1293
-  _globals['_VALUEPAYLOAD']._serialized_start=1296
-  _globals['_VALUEPAYLOAD']._serialized_end=1432
-  _globals['_VALUE']._serialized_start=1434
-  _globals['_VALUE']._serialized_end=1528
-  _globals['_VALUELEAF']._serialized_start=1531
-  _globals['_VALUELEAF']._serialized_end=1748
-  _globals['_DTYPEVALUE']._serialized_start=1750
-  _globals['_DTYPEVALUE']._serialized_end=1839
-  _globals['_PICKLEDVALUE']._serialized_start=1841
-  _globals['_PICKLEDVALUE']._serialized_end=1893
+  _globals['_SPECS']._serialized_end=695
+  _globals['_SPECSPAYLOAD']._serialized_start=698
+  _globals['_SPECSPAYLOAD']._serialized_end=834
+  _globals['_FUNCTIONREF']._serialized_start=836
+  _globals['_FUNCTIONREF']._serialized_end=883
+  _globals['_PICKLEDFUNCTION']._serialized_start=885
+  _globals['_PICKLEDFUNCTION']._serialized_end=940
+  _globals['_FUNCTION']._serialized_start=942
+  _globals['_FUNCTION']._serialized_end=1060
+  _globals['_PROGRAMPAYLOAD']._serialized_start=1063
+  _globals['_PROGRAMPAYLOAD']._serialized_end=1326
+  _globals['_VALUEPAYLOAD']._serialized_start=1329
+  _globals['_VALUEPAYLOAD']._serialized_end=1465
+  _globals['_VALUE']._serialized_start=1467
+  _globals['_VALUE']._serialized_end=1561
+  _globals['_VALUELEAF']._serialized_start=1564
+  _globals['_VALUELEAF']._serialized_end=1781
+  _globals['_DTYPEVALUE']._serialized_start=1783
+  _globals['_DTYPEVALUE']._serialized_end=1872
+  _globals['_PICKLEDVALUE']._serialized_start=1874
+  _globals['_PICKLEDVALUE']._serialized_end=1926
 # @@protoc_insertion_point(module_scope)

@@ -66,12 +66,14 @@ class PayloadEnvelope(_message.Message):
     def __init__(self, header: _Optional[_Union[Header, _Mapping]] = ...) -> None: ...
 
 class Specs(_message.Message):
-    __slots__ = ("treedef", "leaves")
+    __slots__ = ("treedef", "leaves", "leaf_copies")
     TREEDEF_FIELD_NUMBER: _ClassVar[int]
     LEAVES_FIELD_NUMBER: _ClassVar[int]
+    LEAF_COPIES_FIELD_NUMBER: _ClassVar[int]
     treedef: _tree_pb2.TreeDef
     leaves: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, treedef: _Optional[_Union[_tree_pb2.TreeDef, _Mapping]] = ..., leaves: _Optional[_Iterable[int]] = ...) -> None: ...
+    leaf_copies: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, treedef: _Optional[_Union[_tree_pb2.TreeDef, _Mapping]] = ..., leaves: _Optional[_Iterable[int]] = ..., leaf_copies: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SpecsPayload(_message.Message):
     __slots__ = ("header", "table", "specs")
