@@ -5,9 +5,19 @@
  * python/tests/test_corpus.py reads the same files.
  */
 import { DType, Entry } from "../gen/ts/colocated/v1/table";
+import { TreeDef } from "../gen/ts/colocated/v1/tree";
 import type { DecodeErrorCode, DecodeLimits } from "../src";
 import { frontCode } from "../src/entries/front-code";
-import { nested, type Payload, patched, program, raw, specs, tree } from "./corpus-builders";
+import {
+  type Edit,
+  nested,
+  type Payload,
+  patched,
+  program,
+  raw,
+  specs,
+  tree,
+} from "./corpus-builders";
 import { range } from "./fixtures";
 
 /** What a case needs besides its bytes to fail, and what its message must say. */
@@ -150,6 +160,33 @@ function keyTrieBomb(levels: number) {
   return keyTrie(["x.", "a.", "b."], nodes);
 }
 
+// colocated.v1.3: leaf copies (Specs.leaf_copies), three numbers per copy: the written leaves
+// before it (after the copy before), how many leaves back it starts, how many leaves it makes.
+// The base's ArraySpecs are entries 3, 5 and 8.
+/** A list of `n` leaves written as `leaves` and the copies `leafCopies`. */
+const copiedList = (n: number, leaves: number[], leafCopies: number[]): Edit => ({
+  ...tree({ kinds: [4, ...Array(n).fill(1)], arities: [n] }, n),
+  "m.specs.leaves": leaves,
+  "m.specs.leafCopies": leafCopies,
+});
+/**
+ * [[a, b, c, d], REPEAT of it, e, f, g, h]: 12 leaves, of which the REPEAT's 4 are not written,
+ * so the leaf list (and its copies) makes 8: the copy that makes e..h sits after the REPEAT.
+ */
+const copiedAfterRepeat = (leaves: number[], leafCopies: number[]): Edit => ({
+  ...tree({ kinds: [4, 4, 1, 1, 1, 1, REPEAT, 1, 1, 1, 1], arities: [6, 4, 1] }, 8),
+  "m.specs.leaves": leaves,
+  "m.specs.leafCopies": leafCopies,
+});
+/** A program's output specs (entry 3 is its ArraySpec): a list of `n` leaves, copies and all. */
+const copiedOutputs = (n: number, leaves: number[], leafCopies: number[]): Edit => ({
+  "m.outputSpecs": {
+    treedef: TreeDef.fromPartial({ kinds: [4, ...Array(n).fill(1)], arities: [n] }),
+    leaves,
+    leafCopies,
+  },
+});
+
 /**
  * A REPEAT bomb in a few hundred bytes: a list of two leaves, then `levels` lists each of two
  * REPEATs of the one before, nested so that each is complete before the next refers to it.
@@ -217,6 +254,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       "specs.treedef.key_trie",
       specs({ "m.header.minorVersion": 2 }, trieDict(keyTrie(TRIE_LABELS, TRIE_NODES), 2)),
       { message: "key_trie needs colocated\\.v1\\.3" },
+    ],
+    [
+      "leaf-copies-of-1.3-under-a-1.2-header",
+      "specs.leaf_copies",
+      specs({ "m.header.minorVersion": 2 }, copiedList(8, [3, 5], [2, 2, 6])),
+      { message: "leaf copies needs colocated\\.v1\\.3; the header says 1\\.2" },
     ],
     [
       "fresh-dict-keys-of-1.1-under-a-1.0-header",
@@ -350,6 +393,26 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       specs(V1_3, trieDict(keyTrie(TRIE_LABELS, [0, written(2, 0), 1, written(0, 1), 3, 2]), 2)),
       { message: "label 3 of 3" },
     ],
+    [
+      "leaf-copies-distance-past-the-leaves-made",
+      "specs.leaf_copies[1]",
+      specs(V1_3, copiedList(8, [3, 5], [2, 3, 6])),
+      { message: "copy 0 starts 3 leaves back from leaf 2" },
+    ],
+    [
+      // The REPEAT's 4 leaves come before e, but are not in the leaf list: 4 leaves are made.
+      "leaf-copies-distance-into-a-tree-repeat",
+      "specs.leaf_copies[1]",
+      specs(V1_3, copiedAfterRepeat([3, 5, 8, 5], [4, 6, 4])),
+      { message: "copy 0 starts 6 leaves back from leaf 4" },
+    ],
+    [
+      // The second copy reaches 5 back from the 3 leaves the written one and the first made.
+      "leaf-copies-distance-in-output-specs",
+      "output_specs.leaf_copies[4]",
+      program(V1_3, copiedOutputs(6, [3], [1, 1, 2, 0, 5, 3])),
+      { message: "copy 1 starts 5 leaves back from leaf 3" },
+    ],
   ],
   "forward-reference": [
     [
@@ -402,6 +465,12 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
         ),
       ),
       { message: "node 3 repeats node 2, which is not a written node before it" },
+    ],
+    [
+      "leaf-copies-distance-0",
+      "specs.leaf_copies[4]",
+      specs(V1_3, copiedList(8, [3, 5, 8], [2, 2, 2, 1, 0, 3])),
+      { message: "copy 1 starts at the leaf it makes first" },
     ],
     [
       "mesh-refers-to-itself",
@@ -672,6 +741,45 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
         trieDict(keyTrie({ labelText: utf8("a.bcd"), labelSizes: TRIE_SIZES }, TRIE_NODES), 2),
       ),
       { message: "1 bytes of label_text are left over" },
+    ],
+    [
+      "leaf-copies-not-three-numbers-each",
+      "specs.leaf_copies",
+      specs(V1_3, copiedList(8, [3, 5], [2, 2, 6, 0])),
+      { message: "4 numbers, three per copy" },
+    ],
+    [
+      // The first copy takes both written leaves; the second says one more comes before it.
+      "leaf-copies-gap-past-the-written-leaves",
+      "specs.leaf_copies[3]",
+      specs(V1_3, copiedList(8, [3, 5], [2, 2, 2, 1, 2, 4])),
+      { message: "copy 1 follows 1 written leaves; 0 are left" },
+    ],
+    [
+      "leaf-copies-count-0",
+      "specs.leaf_copies[2]",
+      specs(V1_3, copiedList(8, [3, 5], [2, 2, 0])),
+      { message: "copy 0 makes no leaves" },
+    ],
+    [
+      // 2 written, 6 copied, and the written leaf left after the copy: 9 for a list of 8.
+      "leaf-copies-pass-the-tree-leaves",
+      "specs.leaf_copies[2]",
+      specs(V1_3, copiedList(8, [3, 5, 8], [2, 2, 6])),
+      { message: "the leaves pass the tree's 8 at copy 0" },
+    ],
+    [
+      // 12 leaves with the REPEAT's, but the leaf list makes only the 8 the tree writes.
+      "leaf-copies-make-the-leaves-of-a-tree-repeat",
+      "specs.leaf_copies[2]",
+      specs(V1_3, copiedAfterRepeat([3, 5, 8, 5], [4, 4, 8])),
+      { message: "the leaves pass the tree's 8 at copy 0" },
+    ],
+    [
+      "leaf-copies-total-short",
+      "specs.leaves",
+      specs(V1_3, copiedList(8, [3, 5], [2, 2, 4])),
+      { message: "the tree has 8 leaves, the payload 6 \\(2 written, 4 copied\\)" },
     ],
     [
       // The trie's keys "b", "a" in order, for a dict whose keys JAX sorts.

@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
 import type { Entry } from "../gen/ts/colocated/v1/table";
+import { NodeKind } from "../gen/ts/colocated/v1/tree";
 import {
   DeviceList,
   DTypeValue,
@@ -110,6 +111,28 @@ function keyTriePayload(): Uint8Array {
   return SpecsPayload.encode(message).finish();
 }
 
+/**
+ * 1.3 leaf copies: a tree with REPEATs, then 64 leaves cycling 4 shardings (4 written and a
+ * copy), new fields in the Specs beside its leaves and copies.
+ */
+function leafCopiesPayload(): Uint8Array {
+  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+  const cycled = [
+    new PartitionSpec("x", "y"),
+    new PartitionSpec("y", "x"),
+    new PartitionSpec(null, "y"),
+    new PartitionSpec(["x", "y"]),
+  ].map((spec) => new ShapeDtypeStruct([8, 4], "float32", new NamedSharding(mesh, spec)));
+  const block = { b: new ShapeDtypeStruct([4], "bfloat16"), w: cycled[0] };
+  const tree = { blocks: range(3).map(() => block), cycle: range(64).map((i) => cycled[i % 4]) };
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  const message: Loose = SpecsPayload.decode(encodeSpecs(treedef, leaves));
+  everywhere(message);
+  message.header.minorVersion = 3;
+  message.table.entries.push(...newKinds());
+  return SpecsPayload.encode(message).finish();
+}
+
 function programPayload(fn: Program["function"]): Uint8Array {
   const devices = new DeviceList(range(8, 16));
   const mesh = new Mesh(devices, [8], ["d"]);
@@ -148,6 +171,7 @@ function valuePayload(): Uint8Array {
 const PAYLOADS: Record<string, () => Uint8Array> = {
   specs: specsPayload,
   "specs-key-trie": keyTriePayload,
+  "specs-leaf-copies": leafCopiesPayload,
   "program-by-name": () => programPayload(new FunctionRef("json", "dumps")),
   "program-pickled": () =>
     programPayload(new PickledFunction(new Uint8Array([0x80, 5, 0x4e, 0x2e]), [])),
@@ -187,6 +211,20 @@ describe("payloads of a newer minor version go through unchanged", () => {
     expect(trie?.nodes.length).toBeGreaterThan(0);
     expect(Object.keys(trie?._unknownFields ?? {}).length).toBeGreaterThan(0);
     const { treedef, leaves } = decodeSpecs(bytes);
+    expect(encodeSpecs(treedef, leaves)).toEqual(bytes);
+  });
+
+  test("specs-leaf-copies: decode then encode gives the same bytes, new fields in the specs kept", () => {
+    const bytes = read("specs-leaf-copies");
+    const specs: Loose = SpecsPayload.decode(bytes).specs;
+    expect(specs.leafCopies.length).toBeGreaterThanOrEqual(3);
+    expect(specs.treedef.kinds).toContain(NodeKind.NODE_KIND_REPEAT);
+    expect(Object.keys(specs._unknownFields ?? {}).length).toBeGreaterThan(0);
+    const { treedef, leaves } = decodeSpecs(bytes);
+    expect(leaves.length).toBe(70);
+    expect(leaves.slice(6, 10).map((leaf) => leaf.sharding)).toEqual(
+      leaves.slice(66).map((leaf) => leaf.sharding),
+    );
     expect(encodeSpecs(treedef, leaves)).toEqual(bytes);
   });
 

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import { NodeKind } from "../gen/ts/colocated/v1/tree";
 import { decodeAndCheck, fuzz, summary } from "./fuzz/run";
 import { buildSeeds, loadSeeds, SEED_DIR } from "./fuzz/seeds";
 
@@ -31,6 +32,19 @@ describe("the mutation fuzzer", () => {
     const treedef = SpecsPayload.decode(buildSeeds()["specs-key-trie"]).specs?.treedef;
     const nodes = treedef?.keyTrie?.nodes ?? [];
     expect(nodes.filter((form, i) => i % 2 === 1 && form % 2 === 1).length).toBeGreaterThan(0);
+  });
+
+  test("the leaf-copies seed writes its leaves with copies, after a tree with REPEATs", () => {
+    const message = SpecsPayload.decode(buildSeeds()["specs-leaf-copies"]);
+    const specs = message.specs;
+    expect(message.header?.minorVersion).toBeGreaterThanOrEqual(3);
+    expect(specs?.treedef?.kinds.filter((k) => k === NodeKind.NODE_KIND_REPEAT).length).toBe(3);
+    const copies = specs?.leafCopies ?? [];
+    expect(copies.length).toBeGreaterThanOrEqual(3);
+    // One copy overlaps what it makes: it starts fewer leaves back than it makes.
+    const overlapping = copies.filter((_, c) => c % 3 === 1 && copies[c] < copies[c + 1]);
+    expect(overlapping.length).toBeGreaterThan(0);
+    expect(specs?.leaves.length).toBeLessThan(12 + 64);
   });
 
   test(

@@ -1,14 +1,26 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
+import { ProgramPayload, Specs, SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import { TreeDef } from "../gen/ts/colocated/v1/tree";
-import { encodeSpecs } from "../src";
+import {
+  DeviceList,
+  encodeProgram,
+  encodeSpecs,
+  FunctionRef,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  ShapeDtypeStruct,
+  treeFlatten,
+} from "../src";
 import { inspectionJson, inspectorPage } from "../src/cli/inspect-page";
 import { formatInspection, inspectPayload } from "../src/inspector/inspection";
 import { describeKeyPool } from "../src/inspector/key-pool";
+import { describeLeafCopies } from "../src/inspector/leaf-copies";
 import type { PayloadView } from "../src/inspector/view";
 import { chromiumPage } from "./chromium-page";
+import { range } from "./fixtures";
 import { buildSpecs } from "./support/build-specs";
 import { s2Cases, trainingCases } from "./support/scenarios";
 
@@ -202,6 +214,17 @@ async function checkPage(view: PayloadView): Promise<void> {
       view.parts.map((part) => [`keys-${part.name}`, describeKeyPool(part.keys)]),
     ),
   });
+  // How each tree with leaf copies (1.3) writes its leaves, in inspect's words; no line for one
+  // without.
+  expect(
+    Object.fromEntries(Object.entries(shown.facts).filter(([f]) => f.startsWith("leaves-"))),
+  ).toEqual(
+    Object.fromEntries(
+      view.parts.flatMap((part) =>
+        part.leafCopies ? [[`leaves-${part.name}`, describeLeafCopies(part.leafCopies)]] : [],
+      ),
+    ),
+  );
   expect(shown.rows).toEqual(
     view.table.map((row) => [String(row.index), row.kind, number(row.bytes), number(row.leaves)]),
   );
@@ -318,6 +341,92 @@ describe("each tree's dict keys", () => {
   });
 });
 
+/** The bytes a Specs' leaf references take, its treedef left out. */
+const leafBytes = ({ leaves, leafCopies }: Specs) =>
+  Specs.encode(Specs.fromPartial({ leaves, leafCopies })).finish().length;
+
+describe("each tree's leaves, when some are leaf copies (1.3)", () => {
+  test("a list of leaves in cycles: the leaves written, the copies, their bytes", () => {
+    const bytes = vector("leaf_copies_1_3");
+    expect(formatInspection(inspectPayload(bytes)).split("\n").slice(1, 3)).toEqual([
+      "specs keys: 2 str keys front-coded, 17 bytes",
+      "specs leaves: 36 leaves as 7 written and 2 copies",
+    ]);
+    const view = inspectionJson(bytes);
+    const specs = SpecsPayload.decode(bytes).specs as Specs;
+    expect(view.parts[0].leafCopies).toEqual({
+      leaves: 36,
+      written: 7,
+      copies: 2,
+      copied: 29,
+      repeated: 0,
+      bytes: leafBytes(specs),
+    });
+    expect(view.parts[0].leaves.length).toBe(36);
+    // The bytes bar counts the copies among the leaf references, not the tree.
+    expect(view.sections?.leaves).toBe(leafBytes(specs));
+  });
+
+  test("S2's 10,000 leaves are 16 written and one copy; written for 1.2, no copies", () => {
+    const { treedef, leaves } = buildSpecs(s2Cases()[0]);
+    const bytes = encodeSpecs(treedef, leaves);
+    const lines = formatInspection(inspectPayload(bytes)).split("\n");
+    expect(lines.filter((line) => line.startsWith("specs leaves:"))).toEqual([
+      "specs leaves: 10,000 leaves as 16 written and 1 copy",
+    ]);
+    const view = inspectionJson(bytes);
+    expect(view.parts[0].leafCopies).toMatchObject({ leaves: 10_000, written: 16, copies: 1 });
+    expect(view.sections?.leaves).toBe(view.parts[0].leafCopies?.bytes);
+    expect(view.sections?.leaves).toBeLessThan(40);
+
+    const older = encodeSpecs(treedef, leaves, { targetMinorVersion: 2 });
+    expect(formatInspection(inspectPayload(older))).not.toMatch(/ leaves: /);
+    const olderView = inspectionJson(older);
+    expect(olderView.parts[0]).not.toHaveProperty("leafCopies");
+    expect(olderView.sections?.leaves).toBeGreaterThan(10_000);
+  });
+
+  test("a program's input of REPEATs and cycles; its output without copies has no line", () => {
+    const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+    const cycled = [
+      new PartitionSpec("x", "y"),
+      new PartitionSpec("y", "x"),
+      new PartitionSpec(null, "y"),
+      new PartitionSpec(["x", "y"]),
+    ].map((spec) => new ShapeDtypeStruct([8, 8], "bfloat16", new NamedSharding(mesh, spec)));
+    const small = new ShapeDtypeStruct([8], "float32");
+    const block = { attn: { b: small, w: cycled[0] }, mlp: [cycled[1], small] };
+    // 4 equal blocks (3 REPEATs, their 12 leaves not in the leaf list), then 64 in a cycle of 4.
+    const inputs = treeFlatten<ShapeDtypeStruct>({
+      blocks: range(4).map(() => block),
+      cycle: range(64).map((i) => cycled[i % 4]),
+    });
+    const outputs = treeFlatten<ShapeDtypeStruct>([cycled[0], small]);
+    const bytes = encodeProgram({
+      function: new FunctionRef("json", "dumps"),
+      inputs,
+      outputs,
+      devices: mesh.devices,
+    });
+    const view = inspectionJson(bytes);
+    const [input, output] = view.parts;
+    expect(input.leaves.length).toBe(80);
+    const copies = input.leafCopies;
+    if (!copies) throw new Error("the input has no leaf copies");
+    expect(copies).toMatchObject({ leaves: 80, written: 8, copies: 1, copied: 60, repeated: 12 });
+    expect(copies.written + copies.copied + copies.repeated).toBe(80);
+    expect(output).not.toHaveProperty("leafCopies");
+    const message = ProgramPayload.decode(bytes);
+    expect(copies.bytes).toBe(leafBytes(message.inputSpecs as Specs));
+    // Both trees' leaf references, the input's copies among them.
+    expect(view.sections?.leaves).toBe(copies.bytes + leafBytes(message.outputSpecs as Specs));
+    const lines = formatInspection(inspectPayload(bytes)).split("\n");
+    expect(lines.filter((line) => / leaves: /.test(line))).toEqual([
+      "input leaves: 80 leaves as 8 written, 1 copy and 12 in the tree's repeats",
+    ]);
+  });
+});
+
 describe("the inspector page in Chromium", () => {
   test.each(vectorCases().map((c) => [c.name, c] as const))("%s", async (_, c) => {
     await open(c.name, c.bytes);
@@ -381,13 +490,16 @@ describe("the inspector page in Chromium", () => {
     await checkPage(inspectionJson(readFileSync(payload)));
   });
 
-  test("the summary says how each tree writes its keys", async () => {
+  test("the summary says how each tree writes its keys and, with copies, its leaves", async () => {
     await open("key_trie_1_3", vector("key_trie_1_3"));
     expect(await fieldText("keys-specs")).toBe(
       "31 str keys as a trie of 18 labels and 20 nodes (4 repeats), 150 bytes",
     );
+    // Its leaves are written with copies (1.3): a line of their own.
+    expect(await fieldText("leaves-specs")).toBe("31 leaves as 6 written and 2 copies");
     await open("key_pool_1_1", vector("key_pool_1_1"));
     expect(await fieldText("keys-specs")).toBe("8 str keys front-coded, 62 bytes; 2 non-str keys");
+    expect(await chrome.page.$('#facts [data-field="leaves-specs"]')).toBeNull();
   });
 
   test("the outline opens with the keyboard", async () => {
@@ -404,6 +516,7 @@ describe("the inspector page in Chromium", () => {
     await open("S2", bytes);
     const view = inspectionJson(bytes);
     expect(await fieldText("leaves")).toBe("10,000");
+    expect(await fieldText("leaves-specs")).toBe("10,000 leaves as 16 written and 1 copy");
     expect(view.shardings.length).toBe(16);
     // The list's first 200 children are drawn, the rest on request.
     expect(await chrome.page.$$eval(".outline li.leaf", (lis) => lis.length)).toBe(200);

@@ -255,7 +255,9 @@ const copyOps = fc.record({
   tail: fc.nat(4),
 });
 
-function validCopies({ ops, tail }: fc.RecordValue<typeof copyOps>): CopiesCase {
+type CopyOps = typeof copyOps extends fc.Arbitrary<infer T> ? T : never;
+
+function validCopies({ ops, tail }: CopyOps): CopiesCase {
   // Each written leaf a number of its own, so a leaf made from the wrong place is seen.
   const written: number[] = [];
   const copies: number[] = [];

@@ -141,6 +141,15 @@ SPECS_CASES: dict[str, Any] = {
             for part, shape, spec in (("attn.w", (8, 4), ("x", "y")), ("mlp.w", (8,), ("y",)))
         },
     ),
+    # colocated.v1.3: a list of 64 leaves cycling 4 shardings: 4 leaves written and a copy.
+    "cyclic_leaves": _tree(
+        "list",
+        *(
+            _leaf((8, 4), sharding=_named("2x4", *spec))
+            for _ in range(16)
+            for spec in (("x", "y"), ("y", "x"), (None, "y"), (("x", "y"),))
+        ),
+    ),
 }
 # Output specs a worker sends back: the bytes plugin.codec puts in (and reads from) JAX's carrier.
 CARRIER_CASES: dict[str, Any] = {

@@ -6,6 +6,8 @@ import json
 import cross_version
 import jax
 
+from colocated_wire._gen.colocated.v1 import payload_pb2
+
 
 def test_write_then_read_back_under_this_jax(devices, tmp_path):
     written = cross_version.write(tmp_path)
@@ -26,6 +28,11 @@ def test_write_then_read_back_under_this_jax(devices, tmp_path):
     text = cross_version.matrix(tmp_path)
     assert "colocated_wire: 0 of 0 cross-version pairs read" in text
     assert f"| {jax.__version__} | ok |" in text
+
+
+def test_the_cyclic_leaves_are_written_with_a_leaf_copy(devices):
+    specs = payload_pb2.SpecsPayload.FromString(cross_version.encode("cyclic_leaves")).specs
+    assert len(specs.leaves) == 4 and list(specs.leaf_copies) == [4, 4, 60]
 
 
 def test_a_changed_payload_is_a_failure(devices, tmp_path):

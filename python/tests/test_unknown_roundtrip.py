@@ -52,6 +52,17 @@ def test_a_key_trie_comes_back_byte_for_byte_with_its_new_fields(devices):
     assert serialize_specs(treedef, leaves) == data
 
 
+def test_leaf_copies_come_back_byte_for_byte_with_the_new_fields_of_their_specs(devices):
+    data = read("specs-leaf-copies")
+    msg = payload_pb2.SpecsPayload.FromString(data).specs
+    assert len(msg.leaf_copies) >= 3 and len(unknown_fields.UnknownFieldSet(msg)) > 0
+    treedef, leaves = deserialize_specs(data)
+    assert len(leaves) == treedef.num_leaves == 70
+    # The cycle of 4 shardings the copy makes, from its written start to its end.
+    assert [x.sharding for x in leaves[66:]] == [x.sharding for x in leaves[6:10]]
+    assert serialize_specs(treedef, leaves) == data
+
+
 @pytest.mark.parametrize(
     "name", ["program-by-name", "program-pickled", "program-new-function-kind"]
 )

@@ -14,6 +14,7 @@ import { writtenLeaves } from "../payload/specs";
 import { describeWriter, payloadWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
 import { describeKeyPool, type KeyPoolView, keyPoolView } from "./key-pool";
+import { describeLeafCopies, type LeafCopiesView, leafCopiesView } from "./leaf-copies";
 
 /** One table entry as inspect shows it. */
 export interface EntryRow {
@@ -44,6 +45,12 @@ export interface KeyPoolRow {
   pool: KeyPoolView;
 }
 
+/** How a tree that has leaf copies (1.3) writes its leaves: "specs", or a program's "input" and "output". */
+export interface LeafCopiesRow {
+  tree: string;
+  leaves: LeafCopiesView;
+}
+
 /** What inspect reports about a payload. */
 export interface Inspection {
   kind: PayloadKindName;
@@ -56,6 +63,8 @@ export interface Inspection {
   values: ValueLeafRow[];
   /** How each tree writes its dict keys, in the payload's order. */
   keyPools: KeyPoolRow[];
+  /** How each tree with leaf copies writes its leaves, in the payload's order. */
+  leafCopies: LeafCopiesRow[];
   /** Who wrote it, when its header says (1.3). */
   writer?: Writer;
 }
@@ -63,7 +72,7 @@ export interface Inspection {
 /** Validates a payload and describes its table, its size, and what sharing saves. */
 export function inspectPayload(bytes: Uint8Array): Inspection {
   const kind = payloadKindOf(bytes);
-  const { entries, referrers, values = [], keyPools } = REFERRERS[kind](bytes);
+  const { entries, referrers, values = [], keyPools, leafCopies = [] } = REFERRERS[kind](bytes);
   const rows: EntryRow[] = entries.map((entry, index) => ({
     index,
     kind: entry.kind?.$case ?? "unknown",
@@ -95,6 +104,7 @@ export function inspectPayload(bytes: Uint8Array): Inspection {
     inlinedBytes,
     values,
     keyPools,
+    leafCopies,
     writer,
   };
 }
@@ -105,6 +115,9 @@ export function formatInspection(inspection: Inspection): string {
     `${inspection.kind} payload: ${inspection.payloadBytes} bytes, table ${inspection.tableBytes} bytes in ${inspection.rows.length} entries${leafSummary(inspection)}`,
     ...(inspection.writer ? [`written by ${describeWriter(inspection.writer)}`] : []),
     ...inspection.keyPools.map(({ tree, pool }) => `${tree} keys: ${describeKeyPool(pool)}`),
+    ...inspection.leafCopies.map(
+      ({ tree, leaves }) => `${tree} leaves: ${describeLeafCopies(leaves)}`,
+    ),
     "",
     `${"index".padStart(5)}  ${"kind".padEnd(22)} ${"bytes".padStart(7)}  referred to by`,
   ];
@@ -154,10 +167,12 @@ interface Referrer {
 function specsReferrers(bytes: Uint8Array) {
   decodeSpecs(bytes);
   const message = SpecsPayload.decode(bytes);
+  const referrers = leafReferrers(message.specs, "specs", message.header?.minorVersion);
   return {
     entries: message.table?.entries ?? [],
-    referrers: leafReferrers(message.specs, "specs", message.header?.minorVersion),
+    referrers,
     keyPools: treeKeyPools({ specs: message.specs?.treedef }),
+    leafCopies: treeLeafCopies({ specs: message.specs }, referrers),
   };
 }
 
@@ -178,7 +193,15 @@ function programReferrers(bytes: Uint8Array) {
     }
   }
   const trees = { input: message.inputSpecs?.treedef, output: message.outputSpecs?.treedef };
-  return { entries: message.table?.entries ?? [], referrers, keyPools: treeKeyPools(trees) };
+  return {
+    entries: message.table?.entries ?? [],
+    referrers,
+    keyPools: treeKeyPools(trees),
+    leafCopies: treeLeafCopies(
+      { input: message.inputSpecs, output: message.outputSpecs },
+      referrers,
+    ),
+  };
 }
 
 /** A value's leaves, each described, and the table entries they refer to (as leaves, or from a pickle). */
@@ -213,6 +236,7 @@ const REFERRERS: Record<
     referrers: Referrer[];
     values?: ValueLeafRow[];
     keyPools: KeyPoolRow[];
+    leafCopies?: LeafCopiesRow[];
   }
 > = { specs: specsReferrers, program: programReferrers, value: valueReferrers };
 
@@ -221,6 +245,22 @@ function treeKeyPools(trees: Record<string, TreeDef | undefined>): KeyPoolRow[] 
   return Object.entries(trees).flatMap(([tree, treedef]) =>
     treedef ? [{ tree, pool: keyPoolView(treedef, tree) }] : [],
   );
+}
+
+/**
+ * How each specs tree with leaf copies writes its leaves, by the tree's name (its leaves
+ * counted among the referrers, which name it); a tree without copies is left out.
+ */
+function treeLeafCopies(
+  trees: Record<string, SpecsMsg | undefined>,
+  referrers: Referrer[],
+): LeafCopiesRow[] {
+  return Object.entries(trees).flatMap(([tree, specs]) => {
+    if (!specs?.leafCopies.length) return [];
+    const leaves = referrers.filter((r) => r.leaf && r.where === tree).length;
+    const view = leafCopiesView(specs, leaves);
+    return view ? [{ tree, leaves: view }] : [];
+  });
 }
 
 /**

@@ -13,13 +13,14 @@ export interface SectionBytes {
 }
 
 /**
- * The field numbers of the payload messages (payload.proto), by payload kind: a value's tree
- * and leaves are fields 1 and 2 of its Value, as a Specs' are.
+ * The field numbers of the payload messages (payload.proto), by payload kind, with the fields
+ * of the leaves inside a tree's message: a Specs' `leaves` (2) and `leaf_copies` (3, 1.3), a
+ * Value's `leaves` (2); the rest of the message (its treedef) is the tree's.
  */
 const FIELDS = {
-  specs: { header: 1, table: 2, specs: [3], function: -1 },
-  program: { header: 1, table: 2, specs: [4, 5], function: 3 },
-  value: { header: 1, table: 2, specs: [3], function: -1 },
+  specs: { header: 1, table: 2, specs: [3], leaves: [2, 3], function: -1 },
+  program: { header: 1, table: 2, specs: [4, 5], leaves: [2, 3], function: 3 },
+  value: { header: 1, table: 2, specs: [3], leaves: [2], function: -1 },
 } as const;
 
 /** Splits a payload's bytes by section; walks the wire only, so it works on a payload that fails to decode. */
@@ -34,7 +35,7 @@ export function sectionBytes(bytes: Uint8Array, kind: PayloadKindName): SectionB
       // The specs' own tag and length count as tree bytes.
       out.tree += size - body.length;
       walk(body, (inner, innerSize) => {
-        if (inner === 2) out.leaves += innerSize;
+        if ((fields.leaves as readonly number[]).includes(inner)) out.leaves += innerSize;
         else out.tree += innerSize;
       });
     } else out.other += size;

@@ -14,8 +14,9 @@ import type { Value, ValueLeaf } from "../model/value-leaf";
 import { PAYLOAD_KINDS } from "../payload/header";
 import { lift as liftWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
-import { type EntryRow, inspectPayload, type KeyPoolRow } from "./inspection";
+import { type EntryRow, inspectPayload, type KeyPoolRow, type LeafCopiesRow } from "./inspection";
 import type { KeyPoolView } from "./key-pool";
+import type { LeafCopiesView } from "./leaf-copies";
 import { type SectionBytes, sectionBytes } from "./sections";
 import { exampleShape, type ShardingView, shardingView } from "./shardings";
 
@@ -46,6 +47,8 @@ export interface PartView {
   name: string;
   /** How its dict keys are written. */
   keys: KeyPoolView;
+  /** How its leaves are written, when some are leaf copies (1.3). */
+  leafCopies?: LeafCopiesView;
   leaves: LeafView[];
 }
 
@@ -92,6 +95,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
   };
   const trees: Inspected["trees"] = [];
   let keyPools: KeyPoolRow[] = [];
+  let leafCopies: LeafCopiesRow[] = [];
   const kind = view.header?.kind;
   try {
     if (kind === "specs" || kind === "program" || kind === "value") {
@@ -107,6 +111,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
       leaves: Object.values(row.leaves).reduce((a, b) => a + b, 0),
     }));
     keyPools = inspection.keyPools;
+    leafCopies = inspection.leafCopies;
     if (inspection.kind === "specs") {
       trees.push({ name: "specs", ...flat(decodeSpecs(bytes)) });
     } else if (inspection.kind === "value") {
@@ -123,7 +128,7 @@ export function inspectView(bytes: Uint8Array): Inspected {
     view.error = { path: error.path, code: error.code, detail: error.detail };
     return { view, trees: [] };
   }
-  addLeaves(view, trees, keyPools);
+  addLeaves(view, trees, keyPools, leafCopies);
   return { view, trees };
 }
 
@@ -146,11 +151,17 @@ function headerOf(bytes: Uint8Array): PayloadView["header"] {
 }
 
 /**
- * Every tree's key pool and leaves with their paths, and every distinct sharding (by the table
+ * Every tree's key pool, how its leaves are written (with leaf copies), its leaves with their
+ * paths, and every distinct sharding (by the table
  * entry leaves share): an array spec's, or a value's sharding leaf, whose example shape has one
  * element per shard.
  */
-function addLeaves(view: PayloadView, trees: Inspected["trees"], keyPools: KeyPoolRow[]): void {
+function addLeaves(
+  view: PayloadView,
+  trees: Inspected["trees"],
+  keyPools: KeyPoolRow[],
+  leafCopies: LeafCopiesRow[],
+): void {
   const uses = new Map<Sharding, { count: number; example: { path: string; shape: number[] } }>();
   const ids = new Map<Sharding, number>();
   const use = (sharding: Sharding, path: string, shape: readonly number[]): number => {
@@ -163,9 +174,11 @@ function addLeaves(view: PayloadView, trees: Inspected["trees"], keyPools: KeyPo
   };
   for (const { name, root, leaves } of trees) {
     const paths = leafPaths(root);
+    const copies = leafCopies.find((row) => row.tree === name)?.leaves;
     view.parts.push({
       name,
       keys: (keyPools.find((row) => row.tree === name) as KeyPoolRow).pool,
+      ...(copies ? { leafCopies: copies } : {}),
       leaves: leaves.map((leaf, i): LeafView => {
         const path = paths[i];
         if (!(leaf instanceof ShapeDtypeStruct)) {

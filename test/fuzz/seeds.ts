@@ -127,6 +127,32 @@ function keyTrie(): Uint8Array {
   return encodeSpecs(treedef, leaves);
 }
 
+/**
+ * 1.3: leaf copies. A list of 64 leaves cycling 4 shardings (written as 4 leaves and one copy
+ * that overlaps what it makes), after blocks that repeat one another (1.1 REPEATs, whose leaves
+ * the leaf list leaves out) and a first cycle the later one may copy from across them.
+ */
+function leafCopies(): Uint8Array {
+  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
+  const specs = [
+    new PartitionSpec("x", "y"),
+    new PartitionSpec("y", "x"),
+    new PartitionSpec(null, "y"),
+    new PartitionSpec(["x", "y"]),
+  ];
+  const cycled = specs.map(
+    (s) => new ShapeDtypeStruct([8, 8], "bfloat16", new NamedSharding(mesh, s)),
+  );
+  const cycle = (n: number) => range(n).map((i) => cycled[i % cycled.length]);
+  const block = {
+    attn: { b: new ShapeDtypeStruct([8], "float32"), w: cycled[0] },
+    mlp: [cycled[1], cycled[2], new ShapeDtypeStruct([8], "float32")],
+  };
+  const tree = { a: cycle(12), blocks: range(4).map(() => block), cycle: cycle(64) };
+  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
+  return encodeSpecs(treedef, leaves);
+}
+
 function programs(): Record<string, Uint8Array> {
   const devices = new DeviceList(range(8));
   const mesh = new Mesh(devices, [4, 2], ["x", "y"]);
@@ -166,6 +192,7 @@ export function buildSeeds(): Record<string, Uint8Array> {
     "specs-trees": trees(),
     "specs-meshes": meshes(),
     "specs-key-trie": keyTrie(),
+    "specs-leaf-copies": leafCopies(),
     ...programs(),
   };
 }

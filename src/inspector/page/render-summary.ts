@@ -1,5 +1,6 @@
 import { describeWriter } from "../../payload/writer";
 import { describeKeyPool } from "../key-pool";
+import { describeLeafCopies } from "../leaf-copies";
 import type { SectionBytes } from "../sections";
 import type { PayloadView } from "../view";
 import { count, h } from "./dom";
@@ -37,6 +38,12 @@ export function renderHeader(view: PayloadView, name: string): HTMLElement {
     if (view.devices !== null) facts.push(["program devices", "devices", count(view.devices)]);
     for (const part of view.parts)
       facts.push([`${part.name} keys`, `keys-${part.name}`, describeKeyPool(part.keys)]);
+    for (const part of view.parts) {
+      if (part.leafCopies) {
+        const text = describeLeafCopies(part.leafCopies);
+        facts.push([`${part.name} leaves`, `leaves-${part.name}`, text]);
+      }
+    }
   }
   return h(
     "dl",
