@@ -136,7 +136,8 @@ def test_a_table_checked_before_is_judged_again_under_another_minor_version(devi
 
 
 def test_a_large_message_scanned_clean_before_is_counted_again_under_other_limits():
-    tree = [SDS((1,), jnp.float32)] * 300  # specs of over 64 bytes (300 leaf references)
+    # Specs of over 64 bytes: 300 leaf references, distinct, so no leaf copy (1.3) shortens them.
+    tree = [SDS((i + 1,), jnp.float32) for i in range(300)]
     data = encode(tree)
     deserialize_specs(data)  # scanned clean under the default limits, now remembered
     with pytest.raises(DecodeError) as nodes:

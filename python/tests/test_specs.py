@@ -231,7 +231,9 @@ def test_trees():
     assert [t.name for t in td.node_types] == [f"{__name__}.Point"]
     # One distinct leaf spec: one table entry.
     assert kinds(data) == ["array_spec"]
-    assert list(parse(data).specs.leaves) == [0] * 5
+    # Its five leaves: one written, four made by one leaf copy (1.3).
+    specs = parse(data).specs
+    assert (list(specs.leaves), list(specs.leaf_copies)) == ([0], [1, 1, 4])
 
 
 def test_top_level_leaf_and_empty_tree():
