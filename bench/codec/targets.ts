@@ -13,7 +13,11 @@ import type {
 /** A few bytes: the most the (a) payload may grow each time S3's regular mesh doubles. */
 export const FEW_BYTES = 4;
 
-/** S4's log-log slope of size and time against leaves, from 1,000 leaves up, must be 1 ± this. */
+/**
+ * S4's log-log slope of time against leaves, from 1,000 leaves up, must be 1 ± this, and its size's
+ * at most 1 + this: leaf copies (1.3) write S4's column of two shardings in turn in a few bytes
+ * at every leaf count, which is no growth at all.
+ */
 export const LINEAR_SLACK = 0.15;
 
 /** TypeScript against JAX (c) on every scenario: encode and decode-and-lift. */
@@ -448,26 +452,30 @@ function s4Targets(cases: readonly CaseResult[]): TargetCheck[] {
     .filter((r) => r.case.scenario === "S4")
     .sort((x, y) => x.case.leafCount - y.case.leafCount);
   const bytes = (n: number) => `${sig(n)} B`;
-  const metrics: [string, (r: CaseResult) => number | undefined, (n: number) => string][] = [
-    ["(a) size", (r) => r.sides.a?.bytes, bytes],
+  // Name, value, unit, and whether growing less than linearly is met (only size: a fixed cost
+  // per payload that dwarfs the per-leaf one is a time worth knowing about).
+  type Metric = [string, (r: CaseResult) => number | undefined, (n: number) => string, boolean?];
+  const metrics: Metric[] = [
+    ["(a) size", (r) => r.sides.a?.bytes, bytes, true],
     ["(a) encode", (r) => r.sides.a?.encode.medianMs, formatMs],
     ["(a) decode", (r) => r.sides.a?.decode.medianMs, formatMs],
     ["(b) encode", (r) => r.sides.b?.encode.medianMs, formatMs],
     ["(b) decode", (r) => r.sides.b?.decode.medianMs, formatMs],
   ];
   const checks: TargetCheck[] = [];
-  for (const [name, value, unit] of metrics) {
+  for (const [name, value, unit, atMost] of metrics) {
     const points = s4
       .filter((r) => r.case.leafCount >= 1_000 && value(r) !== undefined)
       .map((r) => [r.case.leafCount, value(r) as number] as const);
     if (points.length < 2) continue;
     const slope = logLogSlope(points);
-    const met = Math.abs(slope - 1) <= LINEAR_SLACK;
+    const met = atMost ? slope <= 1 + LINEAR_SLACK : Math.abs(slope - 1) <= LINEAR_SLACK;
     const perLeaf = points.map(([n, v]) => unit(v / n)).join(" → ");
+    const needed = atMost ? `at most ${1 + LINEAR_SLACK}` : `1 ± ${LINEAR_SLACK}`;
     checks.push({
-      target: `S4: ${name} grows linearly with leaves`,
+      target: `S4: ${name} grows ${atMost ? "at most " : ""}linearly with leaves`,
       met,
-      detail: `log-log slope ${sig(slope)} over ${points[0][0]}–${points.at(-1)?.[0]} leaves (1 ± ${LINEAR_SLACK} needed); per leaf ${perLeaf}`,
+      detail: `log-log slope ${sig(slope)} over ${points[0][0]}–${points.at(-1)?.[0]} leaves (${needed} needed); per leaf ${perLeaf}`,
     });
   }
   return checks;
