@@ -78,7 +78,8 @@ function naiveExpand(written: readonly number[], copies: readonly number[]): num
  * The writer's rule, plainly: at each position (not inside a copy) with MIN_COPY references
  * left, the latest earlier such position whose first MIN_COPY references are the same (a Map by
  * their text: no hash table of numbers, no chains); the copy as long as the two agree, compared
- * one by one, taken when its varints are fewer bytes than the references it makes.
+ * one by one, taken when its varints (the first copy's with 2 bytes more, the field's tag and
+ * length) are fewer bytes than the references it makes.
  */
 function referenceFind(refs: readonly number[]): WrittenLeaves {
   const n = refs.length;
@@ -95,7 +96,8 @@ function referenceFind(refs: readonly number[]): WrittenLeaves {
     if (p >= 0) {
       let length = 0;
       while (i + length < n && refs[p + length] === refs[i + length]) length++;
-      const cost = varintSize(gap) + varintSize(i - p) + varintSize(length);
+      const field = copies.length === 0 ? 2 : 0;
+      const cost = field + varintSize(gap) + varintSize(i - p) + varintSize(length);
       if (cost < varintBytes(refs.slice(i, i + length))) {
         copies.push(gap, i - p, length);
         gap = 0;
@@ -176,11 +178,12 @@ describe("findLeafCopies", () => {
           made += gap;
           expect(count).toBeGreaterThanOrEqual(MIN_COPY);
           expect(distance).toBeGreaterThanOrEqual(1);
-          const cost = varintSize(gap) + varintSize(distance) + varintSize(count);
+          const field = made === gap ? 2 : 0; // the first copy pays for the field
+          const cost = field + varintSize(gap) + varintSize(distance) + varintSize(count);
           expect(cost).toBeLessThan(varintBytes(refs.slice(made, made + count)));
           made += count;
         }
-        const written = varintBytes(leaves) + varintBytes(copies);
+        const written = varintBytes(leaves) + varintBytes(copies) + 2;
         if (copies.length === 0) expect(leaves).toEqual(refs);
         else expect(written).toBeLessThan(varintBytes(refs));
       }),
@@ -578,21 +581,23 @@ const REF_LISTS: [string, number[]][] = (() => {
     ],
     ["far back, small refs: four not worth it", [1, 2, 3, 4, ...filler(200), 1, 2, 3, 4]],
     ["far back, small refs: five not worth it", [1, 2, 3, 4, 5, ...filler(200), 1, 2, 3, 4, 5]],
-    ["far back, small refs: six worth it", [1, 2, 3, 4, 5, 6, ...filler(200), 1, 2, 3, 4, 5, 6]],
+    ["far back, small refs: six not worth it", [...range(6, 1), ...filler(200), ...range(6, 1)]],
+    ["far back, small refs: eight worth it", [...range(8, 1), ...filler(200), ...range(8, 1)]],
     [
       "far back, two-byte refs: four worth it",
       [...bytes2.slice(0, 4), ...filler(200), ...bytes2.slice(0, 4)],
     ],
     [
       "gap of 128 after a copy, four not worth it",
-      [1, 2, 3, 4, 1, 2, 3, 4, ...filler(128), 1, 2, 3, 4, 5],
+      [1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, ...filler(128), 1, 2, 3, 4, 5],
     ],
     [
       "gap of 128 after a copy, six worth it",
       [...range(6, 1), ...range(6, 1), ...filler(128), ...range(6, 1)],
     ],
-    ["gap and distance of 127: four worth it", [1, 2, 3, 4, ...filler(123), 1, 2, 3, 4]],
-    ["gap and distance of 128: four not worth it", [1, 2, 3, 4, ...filler(124), 1, 2, 3, 4]],
+    ["a first copy of four pays for the field: not worth it", [1, 2, 3, 4, 1, 2, 3, 4]],
+    ["gap and distance of 127: six worth it", [...range(6, 1), ...filler(121), ...range(6, 1)]],
+    ["gap and distance of 128: six not worth it", [...range(6, 1), ...filler(122), ...range(6, 1)]],
     [
       "a copy's own start is seen",
       [...filler(127, 500), 500, 501, 502, 503, 504, ...filler(123, 500), 627, 628, 629, 630],

@@ -88,7 +88,8 @@ def reference_find(refs):
     """The writer's rule, plainly: at each position (not inside a copy) with MIN_COPY references
     left, the latest earlier such position whose first MIN_COPY references are the same; the
     copy as long as the two agree, compared one by one (no galloping), taken when its varints
-    are fewer bytes than the references it makes."""
+    (the first copy's with 2 bytes more, the field's tag and length) are fewer bytes than the
+    references it makes."""
     n = len(refs)
     if n <= MIN_COPY:
         return list(refs), []
@@ -102,7 +103,8 @@ def reference_find(refs):
             length = 0
             while i + length < n and refs[p + length] == refs[i + length]:
                 length += 1
-            cost = varint_size(gap) + varint_size(i - p) + varint_size(length)
+            field = 0 if copies else 2
+            cost = field + varint_size(gap) + varint_size(i - p) + varint_size(length)
             if cost < varint_bytes(refs[i : i + length]):
                 copies += (gap, i - p, length)
                 gap = 0
@@ -175,11 +177,12 @@ def test_a_copy_is_taken_only_when_its_varints_are_fewer_bytes(refs):
     for gap, distance, count in triples(copies):
         made += gap
         assert count >= MIN_COPY and distance >= 1
-        cost = varint_size(gap) + varint_size(distance) + varint_size(count)
+        field = 2 if made == gap else 0  # the first copy pays for the field
+        cost = field + varint_size(gap) + varint_size(distance) + varint_size(count)
         assert cost < varint_bytes(refs[made : made + count])
         made += count
     if copies:
-        assert varint_bytes(leaves) + varint_bytes(copies) < varint_bytes(refs)
+        assert varint_bytes(leaves) + varint_bytes(copies) + 2 < varint_bytes(refs)
     else:
         assert leaves == refs
 
@@ -197,7 +200,8 @@ def test_a_cycle_of_16_over_10000_leaves_is_its_first_cycle_and_one_copy():
 
 def test_the_galloping_compare_stops_where_the_runs_part():
     # Runs that agree for every length around the compare's steps (16, 32, ...), then part.
-    for length in (4, 5, 15, 16, 17, 31, 32, 33, 47, 48, 49, 100, 1000, 1023, 1024, 1025):
+    # (A first copy of 5 or fewer costs as much as its references: the field takes 2 bytes.)
+    for length in (6, 7, 15, 16, 17, 31, 32, 33, 47, 48, 49, 100, 1000, 1023, 1024, 1025):
         run = list(range(1, length + 1))
         refs = run + [0] + run + [10**6] + run
         leaves, copies = find_leaf_copies(refs)

@@ -26,7 +26,8 @@ export interface WrittenLeaves {
  * The references written as leaves and copies: walking the references, each run of at least
  * MIN_COPY that starts as the latest earlier run seen with the same first MIN_COPY references
  * (runs inside a copy are not seen) becomes a copy, as long as the two agree, when its three
- * numbers take fewer bytes than the references it makes. Both languages find the same copies.
+ * numbers (and, for the first, the field's tag and length) take fewer bytes than the references
+ * it makes. Both languages find the same copies.
  */
 export function findLeafCopies(refs: readonly number[]): WrittenLeaves {
   const n = refs.length;
@@ -58,7 +59,8 @@ export function findLeafCopies(refs: readonly number[]): WrittenLeaves {
     if (p >= 0) {
       let length = MIN_COPY;
       while (i + length < n && refs[p + length] === refs[i + length]) length++;
-      if (worthCopying(refs, i, length, gap, i - p)) {
+      const field = copies.length === 0 ? FIELD_BYTES : 0;
+      if (worthCopying(refs, i, length, field + sizeOfCopy(gap, i - p, length))) {
         copies.push(gap, i - p, length);
         gap = 0;
         i += length;
@@ -79,15 +81,19 @@ function hashRun(a: number, b: number, c: number, d: number): number {
   return (Math.imul(h ^ Math.imul(c, 0xc2b2ae35), 0x27d4eb2f) ^ Math.imul(d, 0x165667b1)) >>> 0;
 }
 
-/** Whether a copy's three numbers take fewer bytes than the references it makes. */
-function worthCopying(
-  refs: readonly number[],
-  at: number,
-  length: number,
-  gap: number,
-  distance: number,
-): boolean {
-  const cost = varintSize(gap) + varintSize(distance) + varintSize(length);
+/**
+ * What the first copy adds on top of its numbers: `leaf_copies`' tag and (for the few copies a
+ * payload has) its one-byte length.
+ */
+const FIELD_BYTES = 2;
+
+/** The bytes a copy's three numbers take. */
+function sizeOfCopy(gap: number, distance: number, count: number): number {
+  return varintSize(gap) + varintSize(distance) + varintSize(count);
+}
+
+/** Whether a copy that costs `cost` bytes takes fewer than the references it makes. */
+function worthCopying(refs: readonly number[], at: number, length: number, cost: number): boolean {
   if (cost < length) return true; // every reference takes a byte at least
   let saved = 0;
   for (let j = at; j < at + length; j++) saved += varintSize(refs[j]);

@@ -24,8 +24,9 @@ MIN_COPY = 4
 def find_leaf_copies(refs: Sequence[int]) -> tuple[list[int], list[int]]:
     """(leaves, copies): walking the references, each run of at least MIN_COPY that starts as the
     latest earlier run seen with the same first MIN_COPY references (runs inside a copy are not
-    seen) becomes a copy, as long as the two agree, when its three numbers take fewer bytes than
-    the references it makes. Both languages find the same copies."""
+    seen) becomes a copy, as long as the two agree, when its three numbers (and, for the first,
+    the field's tag and length) take fewer bytes than the references it makes. Both languages
+    find the same copies."""
     refs = list(refs)
     n = len(refs)
     leaves: list[int] = []
@@ -40,7 +41,8 @@ def find_leaf_copies(refs: Sequence[int]) -> tuple[list[int], list[int]]:
         latest[run] = i
         if p is not None:
             length = _agreeing(refs, p, i)
-            if _worth_copying(refs, i, length, gap, i - p):
+            cost = (0 if copies else _FIELD_BYTES) + _size_of_copy(gap, i - p, length)
+            if _worth_copying(refs, i, length, cost):
                 copies += (gap, i - p, length)
                 gap = 0
                 i += length
@@ -69,9 +71,18 @@ def _agreeing(refs: list[int], p: int, i: int) -> int:
     return length
 
 
-def _worth_copying(refs: list[int], at: int, length: int, gap: int, distance: int) -> bool:
-    """Whether a copy's three numbers take fewer bytes than the references it makes."""
-    cost = _varint_size(gap) + _varint_size(distance) + _varint_size(length)
+# What the first copy adds on top of its numbers: leaf_copies' tag and (for the few copies a
+# payload has) its one-byte length.
+_FIELD_BYTES = 2
+
+
+def _size_of_copy(gap: int, distance: int, count: int) -> int:
+    """The bytes a copy's three numbers take."""
+    return _varint_size(gap) + _varint_size(distance) + _varint_size(count)
+
+
+def _worth_copying(refs: list[int], at: int, length: int, cost: int) -> bool:
+    """Whether a copy that costs `cost` bytes takes fewer than the references it makes."""
     if cost < length:  # every reference takes a byte at least
         return True
     return cost < sum(map(_varint_size, refs[at : at + length]))
