@@ -60,23 +60,24 @@ export function lowerWithLeaves(
   treedef: PyTreeDef,
   ctx: TreeDefLowerContext,
   leafRefs?: readonly number[],
-): { treedef: TreeDef; leaves: number[] } {
+): { treedef: TreeDef; leaves: readonly number[] } {
   // Trees are immutable, so the columns written before for this root, target and leaf refs are
-  // the columns: a program sends the same tree on every call.
+  // the columns: a program sends the same tree on every call. The leaves are the array written
+  // then (never changed), so what a caller derives from them can be kept by it.
   const known = WRITTEN.get(treedef.root);
   if (
     known !== undefined &&
     known.target === ctx.targetMinorVersion &&
     sameRefs(known.refs, leafRefs)
   ) {
-    return { treedef: copyMessages(known.treedef), leaves: known.leaves.slice() };
+    return { treedef: copyMessages(known.treedef), leaves: known.leaves };
   }
   const written = writeTree(treedef, ctx, leafRefs);
   WRITTEN.set(treedef.root, {
     target: ctx.targetMinorVersion,
     refs: leafRefs && Int32Array.from(leafRefs),
     treedef: copyMessages(written.treedef),
-    leaves: written.leaves.slice(),
+    leaves: written.leaves,
   });
   return written;
 }
@@ -84,7 +85,7 @@ export function lowerWithLeaves(
 /** The columns last written for a root: its target and leaf refs, and what was written. */
 const WRITTEN = new WeakMap<
   TreeNode,
-  { target: number; refs?: Int32Array; treedef: TreeDef; leaves: number[] }
+  { target: number; refs?: Int32Array; treedef: TreeDef; leaves: readonly number[] }
 >();
 
 /**

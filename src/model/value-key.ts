@@ -1,3 +1,5 @@
+import type { TableSlot } from "../table/table-slots";
+
 /**
  * Model values compare by a canonical key string, so equality and hashing can never disagree.
  * Keys are computed once per (immutable) object.
@@ -5,20 +7,18 @@
 export abstract class ValueObject {
   #key: string | undefined;
   #hash: number | undefined;
-  // The table that last took this object in (by its serial number) and the entry it got there:
-  // a table finds an object it has met at the cost of two reads, holding nothing alive.
-  #tableSerial = 0;
-  #tableEntry = -1;
+  #tableSlot: TableSlot | undefined = undefined;
 
-  /** For the table builder: this object's entry in the table numbered `serial`, or -1. */
-  entryIn(serial: number): number {
-    return this.#tableSerial === serial ? this.#tableEntry : -1;
+  /**
+   * For the table builder (table/table-slots.ts): where tables note the entry this value got,
+   * shared with every equal object once resolved. Not part of the value.
+   */
+  get tableSlot(): TableSlot | undefined {
+    return this.#tableSlot;
   }
 
-  /** For the table builder: notes this object's entry in the table numbered `serial`. */
-  noteEntry(serial: number, entry: number): void {
-    this.#tableSerial = serial;
-    this.#tableEntry = entry;
+  set tableSlot(slot: TableSlot) {
+    this.#tableSlot = slot;
   }
 
   /** The canonical description of this value, equal exactly when the values are equal. */

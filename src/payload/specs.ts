@@ -5,6 +5,7 @@ import {
   expandLeafCopies,
   findLeafCopies,
   LEAF_COPIES_SINCE,
+  type WrittenLeaves,
 } from "../entries/leaf-copies";
 import * as treedef from "../entries/treedef";
 import { DecodeError, EncodeError } from "../errors";
@@ -21,24 +22,44 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
   if (leaves.length !== tree.numLeaves) {
     throw new EncodeError(path, `treedef has ${tree.numLeaves} leaves, got ${leaves.length}`);
   }
-  const refs = leaves.map((leaf, i) => {
-    if (leaf instanceof ShapeDtypeStruct) return table.add(leaf, () => `${path}.leaves[${i}]`);
-    throw new EncodeError(`${path}.leaves[${i}]`, "a spec leaf must be a ShapeDtypeStruct");
-  });
+  // One path for every leaf, read only for an error, while its leaf is added (`at` is an
+  // object: a loop counter a closure captured would live on the heap).
+  const refs = new Array<number>(leaves.length);
+  const at = { leaf: 0 };
+  const leafPath = () => `${path}.leaves[${at.leaf}]`;
+  for (let i = 0; i < leaves.length; i++) {
+    const leaf = leaves[i];
+    at.leaf = i;
+    if (!(leaf instanceof ShapeDtypeStruct)) {
+      throw new EncodeError(leafPath(), "a spec leaf must be a ShapeDtypeStruct");
+    }
+    refs[i] = table.add(leaf, leafPath);
+  }
   // From 1.1 on, the leaves of a repeated subtree are written once, with its first copy.
   const written = treedef.lowerWithLeaves(
     tree,
     { path: `${path}.treedef`, targetMinorVersion: ctx.targetMinorVersion },
     refs,
   );
-  const writtenRefs = written.leaves.map((j) => refs[j]);
+  // Leaves are written in order: when none is left out, they are all of them.
+  const writtenRefs =
+    written.leaves.length === refs.length ? refs : written.leaves.map((j) => refs[j]);
   // From 1.3 on, a run of leaves that repeats earlier ones is written as a copy.
   if (ctx.targetMinorVersion < LEAF_COPIES_SINCE) {
     return { treedef: written.treedef, leaves: writtenRefs, leafCopies: [] };
   }
-  const copied = findLeafCopies(writtenRefs);
+  // The same written leaves (lowerWithLeaves gives the array again for the same tree and leaf
+  // refs) have the same copies; a message never changes its arrays.
+  let copied = COPIES.get(written.leaves);
+  if (copied === undefined) {
+    copied = findLeafCopies(writtenRefs);
+    COPIES.set(written.leaves, copied);
+  }
   return { treedef: written.treedef, leaves: copied.leaves, leafCopies: copied.copies };
 }
+
+/** The leaf copies found for a tree's written leaves (held weakly by that array). */
+const COPIES = new WeakMap<readonly number[], WrittenLeaves>();
 
 /**
  * Checks specs: a treedef, then its leaves, each written one an ArraySpec reference (a copy

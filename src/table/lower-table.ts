@@ -7,6 +7,7 @@ import { ValueObject } from "../model/value-key";
 import { entryOrigin } from "../provenance";
 import { graftUnknownFields } from "../unknown-fields";
 import { SCHEMA_MINOR_VERSION } from "../version";
+import { tableSlot } from "./table-slots";
 
 /**
  * An object's path in the model, or how to build it: a path is read only for an EncodeError,
@@ -57,7 +58,7 @@ export class TableBuilder implements LowerTable {
   readonly objects: SharedObject[] = [];
   // By kind (the codec, or UnknownEntry), then scope, then key.
   readonly #byValue = new Map<unknown, Map<number, Map<string, number>>>();
-  /** This table's number, by which an object notes its entry here (ValueObject.entryIn). */
+  /** This table's number, by which a value's slot notes its entry here (table-slots.ts). */
   readonly #serial = ++tables;
   #lastKind: unknown;
   #lastScopes: Map<number, Map<string, number>> | undefined;
@@ -67,14 +68,14 @@ export class TableBuilder implements LowerTable {
 
   /** Adds an object (and what it refers to) and returns its table index. */
   add(object: SharedObject, path: ModelPath): number {
-    // An object met before is found by the entry it noted on itself: a Map keyed by every
-    // object (a leaf, a sharding made afresh per leaf) cost about 100 ns an object, and more as
-    // it grew; without any, a sharding shared by every leaf was keyed again per leaf.
+    // A value met before, through this object or an equal one, is found by the entry noted in
+    // its slot (table-slots.ts): a Map keyed by every object cost about 100 ns an object.
     if (!(object instanceof ValueObject)) return this.#lower(object, path);
-    const known = object.entryIn(this.#serial);
-    if (known >= 0) return known;
+    const slot = tableSlot(object);
+    if (slot.serial === this.#serial) return slot.entry;
     const index = this.#lower(object, path);
-    object.noteEntry(this.#serial, index);
+    slot.serial = this.#serial;
+    slot.entry = index;
     return index;
   }
 

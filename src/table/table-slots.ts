@@ -1,0 +1,74 @@
+import { codecOf } from "../entries";
+import type { SharedObject } from "../model/program";
+import { ValueObject } from "../model/value-key";
+import { SCHEMA_MINOR_VERSION } from "../version";
+import type { LowerContext } from "./lower-table";
+
+/**
+ * Table slots: one small record per distinct value, shared by every equal object, where the
+ * table that last took the value in notes the entry it got. A value is keyed by its kind, the
+ * slots of what it refers to and its own fields, once per object and process; a table then
+ * finds a value it has met, through any equal object, at the cost of two reads. So the specs a
+ * program sends on every call, and a sharding made afresh for every leaf, are keyed once, not
+ * once per encode. Slots hold no object alive; the shared ones are bounded (MAX_SHARED_SLOTS), and an
+ * object resolved after they were dropped gets a new slot, which the table then keys again.
+ */
+
+/** Where tables note a value's entry: the last table's serial number and the entry there. */
+export interface TableSlot {
+  /** The slot's own number, by which the values that refer to this one are keyed. */
+  readonly id: number;
+  serial: number;
+  entry: number;
+}
+
+/** The shared slots, by kind, the slot ids of what the value refers to, and its own key. */
+const SHARED = new Map<string, TableSlot>();
+/** The most shared slots kept: past it they are dropped and made again as values come. */
+export const MAX_SHARED_SLOTS = 1 << 16;
+let slots = 0;
+
+/** What an entry module's `key` refers to, as slot ids instead of table indices. */
+const KEYING: LowerContext = {
+  path: "",
+  targetMinorVersion: SCHEMA_MINOR_VERSION,
+  table: { add: (object: SharedObject) => slotId(object), entries: [] },
+};
+
+/** The slot of an object, resolved once: shared by equal objects, or its own if it has no entry kind. */
+export function tableSlot(object: ValueObject): TableSlot {
+  let slot = object.tableSlot;
+  if (slot === undefined) {
+    slot = resolve(object);
+    object.tableSlot = slot;
+  }
+  return slot;
+}
+
+function slotId(object: SharedObject): number {
+  return object instanceof ValueObject ? tableSlot(object).id : newSlot().id;
+}
+
+/** An object's shared slot, or a slot of its own if it cannot be keyed here (the table says why). */
+function resolve(object: ValueObject): TableSlot {
+  const codec = codecOf(object as SharedObject);
+  if (codec === undefined) return newSlot();
+  let name: string;
+  try {
+    const [scope, key] = codec.key(object as never, KEYING);
+    name = `${codec.field}|${scope}|${key}`;
+  } catch {
+    return newSlot(); // lowering it will throw, with its path
+  }
+  let slot = SHARED.get(name);
+  if (slot === undefined) {
+    if (SHARED.size >= MAX_SHARED_SLOTS) SHARED.clear();
+    slot = newSlot();
+    SHARED.set(name, slot);
+  }
+  return slot;
+}
+
+function newSlot(): TableSlot {
+  return { id: ++slots, serial: 0, entry: -1 };
+}
