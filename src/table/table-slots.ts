@@ -1,4 +1,4 @@
-import { codecOf } from "../entries";
+import { codecOf, type EntryCodec } from "../entries";
 import type { SharedObject } from "../model/program";
 import { ValueObject } from "../model/value-key";
 import { SCHEMA_MINOR_VERSION } from "../version";
@@ -22,8 +22,12 @@ export interface TableSlot {
   entry: number;
 }
 
-/** The shared slots, by kind, the slot ids of what the value refers to, and its own key. */
-const SHARED = new Map<string, TableSlot>();
+/**
+ * The shared slots, by entry kind, then the slot id of what the value refers to (-1 for none),
+ * then its own key: maps of maps, so a lookup hashes only a key its object keeps, no new string.
+ */
+const SHARED = new Map<EntryCodec, Map<number, Map<string, TableSlot>>>();
+let sharedCount = 0;
 /** The most shared slots kept: past it they are dropped and made again as values come. */
 export const MAX_SHARED_SLOTS = 1 << 16;
 let slots = 0;
@@ -53,18 +57,33 @@ function slotId(object: SharedObject): number {
 function resolve(object: ValueObject): TableSlot {
   const codec = codecOf(object as SharedObject);
   if (codec === undefined) return newSlot();
-  let name: string;
+  let scope: number;
+  let key: string;
   try {
-    const [scope, key] = codec.key(object as never, KEYING);
-    name = `${codec.field}|${scope}|${key}`;
+    [scope, key] = codec.key(object as never, KEYING);
   } catch {
     return newSlot(); // lowering it will throw, with its path
   }
-  let slot = SHARED.get(name);
+  let byScope = SHARED.get(codec);
+  if (byScope === undefined) {
+    byScope = new Map();
+    SHARED.set(codec, byScope);
+  }
+  let byKey = byScope.get(scope);
+  if (byKey === undefined) {
+    byKey = new Map();
+    byScope.set(scope, byKey);
+  }
+  let slot = byKey.get(key);
   if (slot === undefined) {
-    if (SHARED.size >= MAX_SHARED_SLOTS) SHARED.clear();
     slot = newSlot();
-    SHARED.set(name, slot);
+    if (sharedCount >= MAX_SHARED_SLOTS) {
+      SHARED.clear();
+      sharedCount = 0;
+    }
+    // (After a clear, byKey is no longer reachable from SHARED: this slot is simply not shared.)
+    byKey.set(key, slot);
+    sharedCount++;
   }
   return slot;
 }
