@@ -47,7 +47,17 @@ if TYPE_CHECKING:
 
 TYPE = tree_util.PyTreeDef
 
-__all__ = ["TYPE", "Lowered", "TreeShape", "check", "leaf_refs", "lift", "lower", "write"]
+__all__ = [
+    "TYPE",
+    "Lowered",
+    "TreeShape",
+    "check",
+    "leaf_refs",
+    "lift",
+    "lift_shape",
+    "lower",
+    "write",
+]
 
 _NONE_TYPE = type(None)
 _LEAF, _NONE = tree_pb2.NODE_KIND_LEAF, tree_pb2.NODE_KIND_NONE
@@ -593,19 +603,28 @@ def _check_namedtuple_type(t: tree_pb2.NodeType, path: str) -> None:
 
 
 def lift(msg: tree_pb2.TreeDef, ctx: LiftContext) -> tree_util.PyTreeDef:
-    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts. A tree checked
-    before gives the PyTreeDef it gave then (immutable, as JAX's are) while its namedtuple
-    and custom classes and default factories are still the objects found then."""
-    shape: TreeShape = ctx.facts
+    """The PyTreeDef of a checked tree, rebuilt bottom-up from its facts (`lift_shape`)."""
+    return lift_shape(ctx.facts)
+
+
+def lift_shape(shape: TreeShape) -> tree_util.PyTreeDef:
+    """The PyTreeDef of a checked tree's facts. A tree checked before gives the PyTreeDef it
+    gave then (immutable, as JAX's are) while its namedtuple and custom classes and default
+    factories are still the objects found then; a tree of builtin nodes found none."""
     if shape.pickled and not pickles_allowed():
         unpickle_value(b"", "tree (a dict key, custom node data or default_factory)")
     lifted, found = shape.lifted, shape.found
-    if lifted is not None and all(_resolve(shape, k) is obj for k, obj in found.items()):
+    if lifted is not None and (not found or _found_again(shape, found)):
         return lifted
     found = {}
     treedef = _build(shape, found)
     shape.lifted, shape.found = treedef, found
     return treedef
+
+
+def _found_again(shape: TreeShape, found: dict[tuple[int, int], Any]) -> bool:
+    """Whether a new lookup of each class and factory a lift found gives the same object."""
+    return all(_resolve(shape, k) is obj for k, obj in found.items())
 
 
 def _build(shape: TreeShape, classes: dict[tuple[int, int], Any]) -> tree_util.PyTreeDef:

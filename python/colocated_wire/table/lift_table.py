@@ -12,6 +12,7 @@ does not have), which is a `LiftError`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from colocated_wire.entries import ENTRIES
@@ -26,9 +27,19 @@ class LiftContext:
 
     objects: list[Any]
     facts: Any
-    # id() of each object in `objects`: a cache hit already handed out in this table is not
-    # handed out again, so distinct entries stay distinct objects.
-    lifted_ids: set[int] = dataclasses.field(default_factory=set)
+    _ids: set[int] = dataclasses.field(default_factory=set)  # of objects[:_counted]
+    _counted: int = 0
+
+    @property
+    def lifted_ids(self) -> set[int]:
+        """id() of each object in `objects`: a cache hit already handed out in this table is not
+        handed out again, so distinct entries stay distinct objects. Counted when asked, as
+        few entries ask."""
+        ids, objects = self._ids, self.objects
+        for k in range(self._counted, len(objects)):
+            ids.add(id(objects[k]))
+        self._counted = len(objects)
+        return ids
 
 
 # A plan of an entry lifted from its message each time (a kind without plans, or an entry
@@ -36,40 +47,51 @@ class LiftContext:
 _FROM_MESSAGE = object()
 
 
-def _plan(codec: Any, msg: Any) -> Any:
-    """What lifting needs of a checked entry's message, as plain values: reading a message's
-    fields costs more than building most of what they describe, and a program sends the same
-    table on every call."""
-    make = getattr(codec, "plan", None)
-    plan = None if make is None else make(msg)
-    return _FROM_MESSAGE if plan is None else plan
-
-
 def lift_table(refs: References, path: str = "table") -> list[Any]:
     """One object per entry of a checked table, in index order."""
+    if refs.plans is None:
+        refs.plans = [None] * len(refs.kinds)
+    plans = refs.plans
     objects: list[Any] = []
-    lifted_ids: set[int] = set()
-    entries, kinds, facts = refs.entries, refs.kinds, refs.facts
-    plans = refs.plans if refs.plans is not None else [None] * len(kinds)
-    ctx = LiftContext(objects, None, lifted_ids)  # one context, its facts set per entry
-    for i, kind in enumerate(kinds):
-        try:
-            if kind is None:  # a kind of a newer minor version: kept byte for byte
-                obj = UnknownEntry(entries[i].SerializeToString(deterministic=True))
-            else:
-                ctx.facts = facts[i]
-                codec = ENTRIES[kind]
-                plan = plans[i]
-                if plan is None:
-                    plan = plans[i] = _plan(codec, getattr(entries[i], kind))
-                if plan is _FROM_MESSAGE:
-                    obj = codec.lift(getattr(entries[i], kind), ctx)
-                else:
-                    obj = codec.lift_planned(plan, ctx)
-        except LiftError as e:
-            raise LiftError(f"{path}[{i}].{kind}: {e}") from e
-        except (ValueError, TypeError, RuntimeError) as e:
-            raise LiftError(f"{path}[{i}].{kind}: JAX refused the object: {e}") from e
-        objects.append(obj)
-        lifted_ids.add(id(obj))
+    ctx = LiftContext(objects, None)  # one context, its facts set per entry
+    i = 0
+    try:
+        for i, facts in enumerate(refs.facts):
+            step = plans[i]
+            if type(step) is not tuple:  # not planned yet, or lifted from its message
+                step = _step(refs, i)
+            ctx.facts = facts
+            objects.append(step[0](step[1], ctx))
+    except LiftError as e:
+        raise LiftError(f"{path}[{i}].{refs.kinds[i]}: {e}") from e
+    except (ValueError, TypeError, RuntimeError) as e:
+        raise LiftError(f"{path}[{i}].{refs.kinds[i]}: JAX refused the object: {e}") from e
     return objects
+
+
+def _step(refs: References, i: int) -> tuple[Callable[[Any, LiftContext], Any], Any]:
+    """How entry i lifts, (function, its first argument); a plan is kept in `refs.plans` as
+    (lift_planned, plan), so lifting the table again is one call per entry."""
+    kind = refs.kinds[i]
+    if kind is None:  # a kind of a newer minor version: kept byte for byte
+        return _lift_unknown, refs.entries[i]
+    codec = ENTRIES[kind]
+    msg = getattr(refs.entries[i], kind)
+    plans = refs.plans
+    if plans[i] is None:
+        plans[i] = _plan(codec, msg)
+    return (codec.lift, msg) if plans[i] is _FROM_MESSAGE else plans[i]
+
+
+def _plan(codec: Any, msg: Any) -> Any:
+    """(lift_planned, what lifting needs of a checked entry's message as plain values): reading
+    a message's fields costs more than building most of what they describe, and a program sends
+    the same table on every call."""
+    make = getattr(codec, "plan", None)
+    plan = None if make is None else make(msg)
+    return _FROM_MESSAGE if plan is None else (codec.lift_planned, plan)
+
+
+def _lift_unknown(entry: Any, ctx: LiftContext) -> UnknownEntry:
+    """An entry of a kind of a newer minor version, as its bytes."""
+    return UnknownEntry(entry.SerializeToString(deterministic=True))

@@ -26,8 +26,9 @@ class References:
         self.table_size = len(table.entries)
         self.kinds: list[str | None] = []
         self.facts: list[Any] = []
-        # Per entry, what lifting needs of its message as plain values, made on first lift
-        # (None: not yet); a table checked before shares its list with every decode of it.
+        # Per entry, what lifting needs of its message as plain values, with the function that
+        # lifts them (lift_table's steps), made on first lift (None: not yet); a table checked
+        # before shares its list with every decode of it.
         self.plans: list[Any] | None = None
 
     def message(self, index: int) -> Message:
