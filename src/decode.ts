@@ -34,50 +34,56 @@ import { liftTable } from "./table/lift-table";
 /** Decodes SpecsPayload bytes into a treedef and its ShapeDtypeStruct leaves; throws only DecodeError. */
 export function decodeSpecs(bytes: Uint8Array, options: DecodeOptions = {}): Specs {
   const kind = PayloadKind.PAYLOAD_KIND_SPECS;
-  return decodePayload(SpecsPayload, kind, bytes, options, SPECS, REUSE_CHECKS).result;
+  return decodePayload(SpecsPayload, kind, bytes, options, SPECS);
 }
 
 /** Decodes ProgramPayload bytes into a Program; throws only DecodeError. */
 export function decodeProgram(bytes: Uint8Array, options: DecodeOptions = {}): Program {
   const kind = PayloadKind.PAYLOAD_KIND_PROGRAM;
-  return decodePayload(ProgramPayload, kind, bytes, options, PROGRAM, REUSE_CHECKS).result;
+  return decodePayload(ProgramPayload, kind, bytes, options, PROGRAM);
 }
 
 /** Decodes ValuePayload bytes (colocated.v1.2) into a treedef and its leaves; throws only DecodeError. */
 export function decodeValue(bytes: Uint8Array, options: DecodeOptions = {}): Value {
   const kind = PayloadKind.PAYLOAD_KIND_VALUE;
-  return decodePayload(ValuePayload, kind, bytes, options, VALUE, REUSE_CHECKS).result;
+  return decodePayload(ValuePayload, kind, bytes, options, VALUE);
 }
 
-/** A payload decoded, with what decoding read on the way: its message, and its table's objects by index. */
-export interface Decoding<M, R> {
-  result: R;
+/** A payload checked, with its table lifted and its parts not: what the diff reads. */
+export interface CheckedTable<M, F> {
   message: M;
+  /** The table's objects by index, lifted anew. */
   objects: readonly SharedObject[];
+  /** What the checks of its parts returned: a tree's facts, or a program's by part. */
+  facts: F;
 }
 
-/** A payload of any kind, decoded with its message and table. */
-export type AnyDecoding =
-  | ({ kind: "specs" } & Decoding<SpecsPayload, Specs>)
-  | ({ kind: "program" } & Decoding<ProgramPayload, Program>)
-  | ({ kind: "value" } & Decoding<ValuePayload, Value>);
+/** A payload of any kind, checked, with its table lifted. */
+export type AnyCheckedTable =
+  | ({ kind: "specs" } & CheckedTable<SpecsPayload, TreeDefFacts>)
+  | ({ kind: "program" } & CheckedTable<ProgramPayload, ProgramFacts>)
+  | ({ kind: "value" } & CheckedTable<ValuePayload, TreeDefFacts>);
 
 /**
- * Decodes a payload of the kind its header names, keeping its message and lifted table, which
- * the diff compares (read again from the bytes, they would cost as much as decoding).
+ * Checks a payload of the kind its header names, as decoding checks it (bytes checked before
+ * are not checked again), and lifts its table but not its parts: the diff compares the
+ * table's objects and lifts only what it compares of the parts. It reads the message it is
+ * handed and never changes it.
  */
-export function decodeWithTable(bytes: Uint8Array, options: DecodeOptions = {}): AnyDecoding {
+export function decodeTable(bytes: Uint8Array, options: DecodeOptions = {}): AnyCheckedTable {
   const kind = payloadKindOf(bytes);
-  if (kind === "specs") {
-    const specsKind = PayloadKind.PAYLOAD_KIND_SPECS;
-    return { kind, ...decodePayload(SpecsPayload, specsKind, bytes, options, SPECS) };
-  }
-  if (kind === "program") {
-    const programKind = PayloadKind.PAYLOAD_KIND_PROGRAM;
-    return { kind, ...decodePayload(ProgramPayload, programKind, bytes, options, PROGRAM) };
-  }
-  const valueKind = PayloadKind.PAYLOAD_KIND_VALUE;
-  return { kind, ...decodePayload(ValuePayload, valueKind, bytes, options, VALUE) };
+  return onlyDecodeErrors(() => {
+    if (kind === "specs") {
+      const specsKind = PayloadKind.PAYLOAD_KIND_SPECS;
+      return { kind, ...checkedTable(SpecsPayload, specsKind, bytes, options, SPECS) };
+    }
+    if (kind === "program") {
+      const programKind = PayloadKind.PAYLOAD_KIND_PROGRAM;
+      return { kind, ...checkedTable(ProgramPayload, programKind, bytes, options, PROGRAM) };
+    }
+    const valueKind = PayloadKind.PAYLOAD_KIND_VALUE;
+    return { kind, ...checkedTable(ValuePayload, valueKind, bytes, options, VALUE) };
+  });
 }
 
 const SPECS: PayloadParts<SpecsPayload, TreeDefFacts, Specs> = {
@@ -125,7 +131,7 @@ function checkPayload<M extends { header?: Header; table?: SharedObjectTable }, 
 }
 
 /** The facts of a program's specs. */
-interface ProgramFacts {
+export interface ProgramFacts {
   inputs: TreeDefFacts;
   outputs?: TreeDefFacts;
 }
@@ -174,9 +180,9 @@ interface PayloadParts<M, F, R> {
 
 /**
  * Payloads checked before, by kind, options and bytes, with what checking them found: a program
- * sends the same specs on every call, and checking is a pure function of these. Only the
- * decoders that return the lifted result alone use it (the messages are never handed out). The
- * table's objects are lifted anew on every decode; the tree, immutable, is lifted once.
+ * sends the same specs on every call, and checking is a pure function of these. The messages
+ * are handed out only to the diff (`decodeTable`), which reads them and never changes them.
+ * The table's objects are lifted anew on every decode; the tree, immutable, is lifted once.
  * Bounded: payloads past CACHED_PAYLOAD_BYTES are not kept, and a cache that would pass
  * CACHED_PAYLOADS entries or CACHE_BUDGET bytes is emptied (no order to keep).
  */
@@ -189,7 +195,6 @@ const CACHED_PAYLOAD_BYTES = 1 << 18;
  */
 const CACHE_BUDGET = 1 << 22;
 let cachedBytes = 0;
-const REUSE_CHECKS = true;
 // Every byte is one code unit: distinct bytes are distinct keys.
 const latin1 = new TextDecoder("latin1");
 
@@ -208,37 +213,59 @@ function decodePayload<M extends { header?: Header; table?: SharedObjectTable },
   bytes: Uint8Array,
   options: DecodeOptions,
   parts: PayloadParts<M, F, R>,
-  reuseChecks = false,
-): Decoding<M, R> {
-  try {
-    const limits = resolveLimits(options.limits);
-    const key =
-      reuseChecks && bytes.length <= CACHED_PAYLOAD_BYTES
-        ? `${kind} ${options.maxMinorVersion ?? ""} ${JSON.stringify(limits)} ${latin1.decode(bytes)}`
-        : undefined;
-    let checked = key === undefined ? undefined : CHECKED.get(key);
-    if (checked === undefined) {
-      checked = checkPayload(type, kind, bytes, options, limits, parts);
-      // A payload with fields of a newer version is remembered by its objects, message and
-      // all, to be written again: it is not shared.
-      if (key !== undefined && checked.unknownFields === 0) {
-        if (CHECKED.size >= CACHED_PAYLOADS || cachedBytes + bytes.length > CACHE_BUDGET) {
-          CHECKED.clear();
-          cachedBytes = 0;
-        }
-        CHECKED.set(key, checked);
-        cachedBytes += bytes.length;
-      }
-    }
-    const message = checked.message as M;
-    const { refs, unknownFields } = checked;
-    const facts = checked.facts as F;
-    const objects = liftTable(refs.checked, unknownFields > 0);
+): R {
+  return onlyDecodeErrors(() => {
+    const { message, objects, facts, unknownFields } = checkedTable(
+      type,
+      kind,
+      bytes,
+      options,
+      parts,
+    );
     const result = parts.lift(message, objects, facts);
     if (unknownFields > 0) parts.remember(result, { message, table: objects });
-    return { result, message, objects };
+    return result;
+  });
+}
+
+/** bytes → checked table and parts (checked before, or now) → lifted table. */
+function checkedTable<M extends { header?: Header; table?: SharedObjectTable }, F, R>(
+  type: { decode(input: Uint8Array): M },
+  kind: PayloadKind,
+  bytes: Uint8Array,
+  options: DecodeOptions,
+  parts: PayloadParts<M, F, R>,
+): CheckedTable<M, F> & { unknownFields: number } {
+  const limits = resolveLimits(options.limits);
+  const key =
+    bytes.length <= CACHED_PAYLOAD_BYTES
+      ? `${kind} ${options.maxMinorVersion ?? ""} ${JSON.stringify(limits)} ${latin1.decode(bytes)}`
+      : undefined;
+  let checked = key === undefined ? undefined : CHECKED.get(key);
+  if (checked === undefined) {
+    checked = checkPayload(type, kind, bytes, options, limits, parts);
+    // A payload with fields of a newer version is remembered by its objects, message and
+    // all, to be written again: it is not shared.
+    if (key !== undefined && checked.unknownFields === 0) {
+      if (CHECKED.size >= CACHED_PAYLOADS || cachedBytes + bytes.length > CACHE_BUDGET) {
+        CHECKED.clear();
+        cachedBytes = 0;
+      }
+      CHECKED.set(key, checked);
+      cachedBytes += bytes.length;
+    }
+  }
+  const { refs, unknownFields } = checked;
+  const objects = liftTable(refs.checked, unknownFields > 0);
+  return { message: checked.message as M, objects, facts: checked.facts as F, unknownFields };
+}
+
+/** Runs a step of decoding, keeping the promise that it throws only DecodeError. */
+function onlyDecodeErrors<T>(step: () => T): T {
+  try {
+    return step();
   } catch (error) {
-    // Keeps the promise that decoding throws only DecodeError, even where a check was missed.
+    // Even where a check was missed.
     if (error instanceof DecodeError) throw error;
     const wrapped = new DecodeError("payload", "malformed", `cannot be decoded (${String(error)})`);
     throw Object.assign(wrapped, { cause: error });

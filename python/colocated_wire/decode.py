@@ -11,7 +11,6 @@ ships through IFRT's CustomCallProgram, and `_deserialize` of anything else
 
 from __future__ import annotations
 
-import contextlib
 import operator
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
@@ -52,36 +51,41 @@ def deserialize_specs(
 ) -> tuple[tree_util.PyTreeDef, tuple[jax.ShapeDtypeStruct, ...]]:
     """(treedef, leaves) of SpecsPayload bytes; raises DecodeError on bad bytes. What a tree
     holds pickled (1.1) is loaded only if `allow_pickle` (else a LiftError)."""
-    key = None
-    checked = None
-    if type(data) is bytes and len(data) <= _CACHED_PAYLOAD_BYTES:
-        key = (data, limits or DEFAULT_LIMITS, max_minor_version, allow_pickle)
-        checked = _CHECKED_SPECS.get(key)
-    unknown_fields = False
-    if checked is None:
-        msg, unknown_fields, refs, at = _checked_table(
-            data,
-            payload_pb2.SpecsPayload,
-            payload_pb2.PAYLOAD_KIND_SPECS,
-            limits,
-            max_minor_version,
-            allow_pickle,
-        )
-        shape = specs.check(_part(msg, "specs"), at("specs"))
-        take = _getter(specs.leaf_refs(msg.specs, shape))
-        checked = _CheckedSpecs(msg, refs, shape, take)
-        if key is not None and not unknown_fields:
-            _keep(key, checked)
+    checked, unknown_fields = checked_specs(data, limits, max_minor_version, allow_pickle)
 
     # The table's objects anew; the tree, immutable, as its checked shape last lifted it.
-    objects = lift_table(checked.refs)
-    ctx = LiftContext(objects, checked.shape)
-    with allow_pickles(allow_pickle) if checked.shape.pickled else contextlib.nullcontext():
-        tree = treedef.lift(checked.msg.specs.treedef, ctx)
-    leaves = checked.leaves(objects)
+    msg, refs, shape, take = checked
+    objects = lift_table(refs)
+    tree = _lift_tree(shape, allow_pickle)
+    leaves = take(objects)
     if unknown_fields:
-        leaves = remember(leaves, Origin(checked.msg, objects, (tree,)))
+        leaves = remember(leaves, Origin(msg, objects, (tree,)))
     return tree, leaves
+
+
+def _check_specs(
+    data: bytes, limits: DecodeLimits | None, max_minor_version: int | None, allow_pickle: bool
+) -> tuple[_CheckedSpecs, bool]:
+    """Every check of SpecsPayload bytes, and whether they hold fields of a newer version."""
+    msg, unknown_fields, refs, at = _checked_table(
+        data,
+        payload_pb2.SpecsPayload,
+        payload_pb2.PAYLOAD_KIND_SPECS,
+        limits,
+        max_minor_version,
+        allow_pickle,
+    )
+    shape = specs.check(_part(msg, "specs"), at("specs"))
+    take = _getter(specs.leaf_refs(msg.specs, shape))
+    return _CheckedSpecs(msg, refs, shape, take), unknown_fields
+
+
+def _lift_tree(shape: treedef.TreeShape, allow_pickle: bool) -> tree_util.PyTreeDef:
+    """A checked tree's PyTreeDef; the pickles it holds are loaded only if `allow_pickle`."""
+    if not shape.pickled:
+        return treedef.lift_shape(shape)
+    with allow_pickles(allow_pickle):
+        return treedef.lift_shape(shape)
 
 
 class _CheckedSpecs(NamedTuple):
@@ -93,20 +97,51 @@ class _CheckedSpecs(NamedTuple):
     leaves: Callable[[list[Any]], tuple[Any, ...]]  # the table's objects to the leaves
 
 
+# (bytes, limits, max_minor_version, allow_pickle): how a payload was read.
+_Key = tuple[bytes, DecodeLimits | None, int | None, bool]
+
 # Specs payloads checked before, by their bytes and how they were read: a program sends the
 # same specs on every call, and checking is a pure function of these. Only the objects are
 # lifted again. Bounded: payloads past _CACHED_PAYLOAD_BYTES are not kept, a cache that would
 # pass _CACHED_PAYLOADS entries or _CACHE_BUDGET bytes is emptied (clear() is safe under
 # threads; the byte count is a bound, not an account), and one with fields of a newer version
-# is not kept.
-_CHECKED_SPECS: dict[tuple[bytes, DecodeLimits, int | None, bool], _CheckedSpecs] = {}
+# is not kept. The default limits are keyed as None: hashing a DecodeLimits costs more than the
+# rest of the lookup.
+_CHECKED_SPECS: dict[_Key, _CheckedSpecs] = {}
 _CACHED_PAYLOADS = 64
 _CACHED_PAYLOAD_BYTES = 1 << 18
 _CACHE_BUDGET = 1 << 22
 _cached_bytes = 0
 
 
-def _keep(key: tuple[bytes, DecodeLimits, int | None, bool], checked: _CheckedSpecs) -> None:
+def _limits_key(limits: DecodeLimits | None) -> DecodeLimits | None:
+    """The limits as the cache's key holds them: None for the default ones (equal limits, one
+    entry, as before)."""
+    return None if limits is None or limits == DEFAULT_LIMITS else limits
+
+
+def checked_specs(
+    data: bytes,
+    limits: DecodeLimits | None = None,
+    max_minor_version: int | None = None,
+    allow_pickle: bool = False,
+) -> tuple[_CheckedSpecs, bool]:
+    """SpecsPayload bytes checked as deserialize_specs checks them (and the diff reads them:
+    diff/read_side.py): as checked before, or checked now and kept. Returns them and whether
+    they hold fields of a newer version (such a payload is not kept); raises DecodeError."""
+    key = None
+    if type(data) is bytes and len(data) <= _CACHED_PAYLOAD_BYTES:
+        key = (data, _limits_key(limits), max_minor_version, allow_pickle)
+        checked = _CHECKED_SPECS.get(key)
+        if checked is not None:
+            return checked, False
+    checked, unknown_fields = _check_specs(data, limits, max_minor_version, allow_pickle)
+    if key is not None and not unknown_fields:
+        _keep(key, checked)
+    return checked, unknown_fields
+
+
+def _keep(key: _Key, checked: _CheckedSpecs) -> None:
     """Keeps a checked payload, emptying the cache first if it would pass its bounds."""
     global _cached_bytes
     size = len(key[0])

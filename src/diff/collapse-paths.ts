@@ -73,7 +73,7 @@ export function collapsePaths<P extends PathPlace<P>>(
 export interface LeafRun<P, C> {
   readonly parent: P;
   readonly container: C | null;
-  readonly indices: number[];
+  readonly indices: ArrayLike<number> & Iterable<number>;
 }
 
 /**

@@ -3,7 +3,7 @@
  * entry of the other by what it holds, so a reordered table is no difference, and 10,000 leaves
  * on 16 shardings cost 16 comparisons. Python: diff/compare_entries.py, over the messages.
  */
-import { type DeviceList, deviceIdsOf } from "../model/device-list";
+import { type DeviceList, deviceIdsOf, pendingIota } from "../model/device-list";
 import { Mesh } from "../model/mesh";
 import { FunctionRef, type SharedObject } from "../model/program";
 import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
@@ -96,7 +96,7 @@ export class EntryComparison {
     if (x instanceof ShapeDtypeStruct) return this.arraySpecs(ia, ib);
     if (x instanceof Mesh) return [this.meshes(ia, ib)].filter((c): c is Cause => c !== null);
     if (ka === "DeviceList") {
-      const detail = deviceOrderDetail("devices", idsOf(x as DeviceList, y as DeviceList));
+      const detail = devicesDetail("devices", x as DeviceList, y as DeviceList);
       return detail ? [entryCause("devices", ia, ib, "device list", [detail], ka, kb)] : [];
     }
     return this.shardings(ia, ib);
@@ -248,8 +248,7 @@ export class EntryComparison {
       const text = `axis types ${change(pyTuple(x.axisTypes), pyTuple(y.axisTypes))}`;
       details.push(fieldDetail("axis_types", [...x.axisTypes], [...y.axisTypes], text));
     }
-    const orders = { ...idsOf(x.devices, y.devices), shapeA: x.axisSizes, shapeB: y.axisSizes };
-    const devices = deviceOrderDetail("devices", orders);
+    const devices = devicesDetail("devices", x.devices, y.devices, x.axisSizes, y.axisSizes);
     if (devices) details.push(devices);
     if (details.length === 0) return null;
     const shape = (m: Mesh) => ({ axisNames: [...m.axisNames], axisSizes: [...m.axisSizes] });
@@ -302,7 +301,7 @@ function shardingDetails(x: SharedObject, y: SharedObject): DiffDetail[] {
 /** A GSPMD sharding's fields, in the order of its message. */
 function gspmdDetails(x: GSPMDSharding, y: GSPMDSharding): DiffDetail[] {
   const details: DiffDetail[] = [];
-  const devices = deviceOrderDetail("devices", idsOf(x.devices, y.devices));
+  const devices = devicesDetail("devices", x.devices, y.devices);
   if (devices) details.push(devices);
   const [ha, hb] = [x.hloSharding, y.hloSharding];
   if (ha.type !== hb.type) {
@@ -389,8 +388,33 @@ function prngText(impl: PRNGImpl): string {
   return `${impl.name} ${shapeText(impl.keyShape)}`;
 }
 
-function idsOf(x: DeviceList, y: DeviceList): { a: ArrayLike<number>; b: ArrayLike<number> } {
-  return { a: deviceIdsOf(x), b: deviceIdsOf(y) };
+/**
+ * How two device lists differ in order (each laid out in a mesh's shape, if given), or
+ * undefined when equal. Two lists read as one iota are equal without their ids written out
+ * (a mesh of 4,096 devices is then a few numbers compared).
+ */
+function devicesDetail(
+  field: string,
+  x: DeviceList,
+  y: DeviceList,
+  shapeA?: readonly number[],
+  shapeB?: readonly number[],
+): DiffDetail | undefined {
+  if (x === y || sameIota(x, y)) return undefined;
+  return deviceOrderDetail(field, { a: deviceIdsOf(x), b: deviceIdsOf(y), shapeA, shapeB });
+}
+
+/** Whether two lists are both the same iota, not yet written out: then their ids are equal. */
+function sameIota(x: DeviceList, y: DeviceList): boolean {
+  const [ix, iy] = [pendingIota(x), pendingIota(y)];
+  return (
+    ix !== undefined &&
+    iy !== undefined &&
+    x.size === y.size &&
+    ix.offset === iy.offset &&
+    sameNumbers(ix.iota.reshapeDims, iy.iota.reshapeDims) &&
+    sameNumbers(ix.iota.transposePerm, iy.iota.transposePerm)
+  );
 }
 
 function pyBool(value: boolean): string {

@@ -120,12 +120,10 @@ function compareSides(a: DiffSide, b: DiffSide): { groups: Groups; differingLeav
           for (let k = 0; k < count; k++) this.leaf(ia + k, ib + k, parent, container, from + k);
           return;
         }
-        for (const { causes, indices } of runs.differing(refsA, ia, refsB, ib, from, count)) {
-          differingLeaves += indices.length;
-          const k = indices[0] - from;
-          for (const cause of causes) {
-            groups.addLeaves(cause, parent, container, indices, ia + k, ib + k);
-          }
+        const found = runs.differing(refsA, ia, refsB, ib, from, count);
+        differingLeaves += found.leaves;
+        for (const { cause, indices, first } of found.causes) {
+          groups.addLeaves(cause, parent, container, indices, ia + first, ib + first);
         }
       },
     });

@@ -86,9 +86,12 @@ export interface FirstLeaves {
 /** A group as the walk found it: its places and leaves in A's tree, and its first leaves. */
 export type LocatedGroup = Pick<Group, "places" | "runs" | "first">;
 
-/** A run of a group's leaves; `shared` while its indices are another's list too. */
+/**
+ * A run of a group's leaves: its indices as the walk handed them on (a column, `shared`), or a
+ * list of its own, which later leaves of the same container join.
+ */
 interface Run extends LeafRun<Place, ContainerNode> {
-  indices: number[];
+  indices: number[] | Int32Array;
   shared: boolean;
 }
 
@@ -121,22 +124,22 @@ export class Groups {
     const group = this.#groupOf(cause);
     group.first ??= { part: parent.part, ia, ib };
     const last = group.runs[group.runs.length - 1];
-    if (last && last.parent === parent && last.container === container && !last.shared) {
-      last.indices.push(index);
+    if (last && last.parent === parent && last.container === container) {
+      ownIndices(last).push(index);
     } else group.runs.push({ parent, container, indices: [index], shared: false });
     group.leaves++;
   }
 
   /**
    * Adds leaves where `cause` was found: children `indices` of `container`, in order, the
-   * first of them leaf `ia` of A facing `ib` of B. The list may be shared with other causes
-   * of the same leaves, so it is copied before it grows.
+   * first of them leaf `ia` of A facing `ib` of B. The column is kept as it is, and copied only
+   * if later leaves join it.
    */
   addLeaves(
     cause: Cause,
     parent: Place,
     container: ContainerNode,
-    indices: number[],
+    indices: Int32Array,
     ia: number,
     ib: number,
   ): void {
@@ -148,14 +151,9 @@ export class Groups {
       group.runs.push({ parent, container, indices, shared: true });
       return;
     }
-    // Leaves of another pair in the same container. Each pair's list comes in the order of
-    // its first leaf, so the indices stay in order up to two leaves; three or more collapse
-    // into one `*`, whose count alone is read.
-    if (last.shared) {
-      last.indices = last.indices.slice();
-      last.shared = false;
-    }
-    for (const index of indices) last.indices.push(index);
+    // Leaves of another run of the same container (past a subtree between them): in order.
+    const own = ownIndices(last);
+    for (let i = 0; i < indices.length; i++) own.push(indices[i]);
   }
 
   /** The groups' places and first leaves, in the order of `finish`. */
@@ -195,6 +193,15 @@ export class Groups {
     this.#ofCause.set(cause, group);
     return group;
   }
+}
+
+/** A run's indices as a list of its own, to append to: a column handed on is copied first. */
+function ownIndices(run: Run): number[] {
+  if (run.shared) {
+    run.indices = Array.from(run.indices);
+    run.shared = false;
+  }
+  return run.indices as number[];
 }
 
 /** The step to a place, as JAX's keystr writes it: ["key"] or [0] (an item), .name (a field). */

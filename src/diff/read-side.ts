@@ -1,16 +1,31 @@
 /**
- * One payload as the diff reads it: decoded (so it is checked, and compared as the model it
- * lifts to), with each table object's index in its payload, which the result names (#2).
- * Decoding hands over the message and the table it read, so nothing is read twice.
+ * One payload as the diff reads it: checked as decoding checks it (bytes checked before are not
+ * checked again, as decoding them again does not), its table lifted (so entries are compared as
+ * the model they lift to), with each table object's index in its payload, which the result
+ * names (#2). Of its parts, only what the diff compares is lifted: the trees (lifted once per
+ * checked payload), the function, a value's leaves; a specs leaf is its table entry.
  * Python: diff/read_side.py, which reads the checked messages instead, since lifting there
  * needs this process to have the payload's devices.
  */
+import type {
+  FunctionMessage,
+  ProgramPayload,
+  Specs as SpecsMessage,
+  Value as ValueMessage,
+  ValuePayload,
+} from "../../gen/ts/colocated/v1/payload";
 import type { Entry } from "../../gen/ts/colocated/v1/table";
-import { decodeWithTable } from "../decode";
+import type { TreeDef } from "../../gen/ts/colocated/v1/tree";
+import { type CheckedTable, decodeTable, type ProgramFacts } from "../decode";
+import type { TreeDefFacts } from "../entries/treedef";
+import * as treedef from "../entries/treedef";
 import type { Program, SharedObject } from "../model/program";
 import type { TreeNode } from "../model/tree";
 import type { ValueLeaf } from "../model/value-leaf";
+import * as fn from "../payload/function";
 import type { PayloadKindName } from "../payload/header";
+import { writtenLeaves } from "../payload/specs";
+import * as valueLeaf from "../payload/value-leaf";
 import { lift as liftWriter, type Writer } from "../payload/writer";
 
 /** One tree of a payload: "specs", a program's "input" and "output", or "value". */
@@ -24,7 +39,7 @@ export interface PartSide {
   leafRefs: ArrayLike<number>;
 }
 
-/** A payload, decoded, with the table indices of what it holds. */
+/** A payload, checked, its table lifted, with the table indices of what it holds. */
 export interface DiffSide {
   kind: PayloadKindName;
   bytes: number;
@@ -45,89 +60,85 @@ export interface DiffSide {
   devices?: number;
 }
 
-/** Decodes a payload for the diff; throws DecodeError as decoding does. */
+/** Reads a payload for the diff; throws DecodeError as decoding does. */
 export function readSide(bytes: Uint8Array): DiffSide {
-  const decoded = decodeWithTable(bytes);
-  const { message, objects } = decoded;
-  const entries = message.table?.entries ?? [];
+  const checked = decodeTable(bytes);
+  const { message, objects } = checked;
   const side: DiffSide = {
-    kind: decoded.kind,
+    kind: checked.kind,
     bytes: bytes.length,
     minorVersion: message.header?.minorVersion ?? 0,
     writer: message.header?.writer && liftWriter(message.header.writer),
     objects,
-    references: referencesOf(entries),
+    references: referencesOf(message.table?.entries ?? []),
     parts: [],
     values: [],
   };
-  if (decoded.kind === "specs") {
-    const { result, message } = decoded;
-    side.parts.push(specsPart("specs", result, message.specs?.leaves ?? [], objects));
-  } else if (decoded.kind === "program") {
-    const { result: program, message } = decoded;
-    side.parts.push(specsPart("input", program.inputs, message.inputSpecs?.leaves ?? [], objects));
-    if (program.outputs) {
-      const written = message.outputSpecs?.leaves ?? [];
-      side.parts.push(specsPart("output", program.outputs, written, objects));
-    }
-    side.devices = message.devices as number;
-    const fn = message.function?.function;
-    side.fn = { value: program.function, refs: fn?.$case === "pickled" ? fn.value.refs : [] };
-  } else {
-    const { result: value, message } = decoded;
-    const written = message.value?.leaves ?? [];
-    const refs = written.map((m, i) => (m.leaf?.$case === "entry" ? m.leaf.value : -2 - i));
-    const leafRefs = byFirstAppearance(value.leaves, refs, (leaf, ref) => {
-      if (ref >= 0) return;
-      const m = written[-2 - ref].leaf;
-      side.values[-2 - ref] = { leaf, refs: m?.$case === "pickled" ? m.value.refs : [] };
-    });
-    side.parts.push({ name: "value", root: value.treedef.root, leafRefs });
-  }
+  if (checked.kind === "specs") {
+    side.parts.push(specsPart("specs", checked.message.specs as SpecsMessage, checked.facts));
+  } else if (checked.kind === "program") readProgram(side, checked);
+  else readValue(side, checked);
   return side;
 }
 
-/**
- * A tree of array specs by its leaves' entries. Without a REPEAT (1.1), the leaves are the
- * written references themselves; a REPEAT repeats leaves written before it, and each leaf is
- * the one object lifted from its entry.
- */
-function specsPart(
-  name: string,
-  tree: { treedef: { root: TreeNode }; leaves: readonly SharedObject[] },
-  written: readonly number[],
-  objects: readonly SharedObject[],
-): PartSide {
-  const { leaves } = tree;
-  if (written.length === leaves.length) return { name, root: tree.treedef.root, leafRefs: written };
-  const index = new Map(objects.map((object, i) => [object, i]));
-  const leafRefs = leaves.map((leaf) => index.get(leaf) as number);
-  return { name, root: tree.treedef.root, leafRefs };
+/** A program's parts: its specs, devices and function. */
+function readProgram(
+  side: DiffSide,
+  { message, objects, facts }: CheckedTable<ProgramPayload, ProgramFacts>,
+): void {
+  side.parts.push(specsPart("input", message.inputSpecs as SpecsMessage, facts.inputs));
+  if (message.outputSpecs && facts.outputs) {
+    side.parts.push(specsPart("output", message.outputSpecs, facts.outputs));
+  }
+  side.devices = message.devices as number;
+  const written = message.function as FunctionMessage;
+  const refs = written.function?.$case === "pickled" ? written.function.value.refs : [];
+  side.fn = { value: fn.lift(written, { objects, facts: undefined }), refs };
 }
 
-/** Each leaf's written reference: the n-th distinct leaf object has the n-th distinct reference. */
-function byFirstAppearance<T>(
-  leaves: readonly T[],
-  written: readonly number[],
-  found: (leaf: T, ref: number) => void,
-): Int32Array {
-  const out = new Int32Array(leaves.length);
-  const known = new Map<T, number>();
-  const taken = new Set<number>();
-  let w = 0;
-  for (let i = 0; i < leaves.length; i++) {
-    let ref = known.get(leaves[i]);
-    if (ref === undefined) {
-      while (taken.has(written[w])) w++;
-      ref = written[w];
-      taken.add(ref);
-      known.set(leaves[i], ref);
-      found(leaves[i], ref);
-    }
-    out[i] = ref;
-  }
-  return out;
+/** A value's tree and leaves: an entry by its index, any other leaf lifted, by -2 - its position. */
+function readValue(
+  side: DiffSide,
+  { message, objects, facts }: CheckedTable<ValuePayload, TreeDefFacts>,
+): void {
+  const value = message.value as ValueMessage;
+  const written = value.leaves.map((m, i) => (m.leaf?.$case === "entry" ? m.leaf.value : -2 - i));
+  value.leaves.forEach((m, i) => {
+    if (written[i] >= 0) return;
+    const refs = m.leaf?.$case === "pickled" ? m.leaf.value.refs : [];
+    side.values[i] = { leaf: valueLeaf.lift(m, objects), refs };
+  });
+  const root = treedef.lift(value.treedef as TreeDef, { facts }).root;
+  // A REPEAT (1.1) copies leaves written before it, and their references.
+  side.parts.push({
+    name: "value",
+    root,
+    leafRefs: treedef.expandLeaves(written, facts.leafCopies),
+  });
 }
+
+/** A tree of array specs: its root, lifted once per checked payload, and its leaves' entries. */
+function specsPart(name: string, specs: SpecsMessage, facts: TreeDefFacts): PartSide {
+  const root = treedef.lift(specs.treedef as TreeDef, { facts }).root;
+  return { name, root, leafRefs: specsLeafRefs(specs, facts) };
+}
+
+/**
+ * Each leaf's ArraySpec entry, in leaf order: the references written, leaf copies (1.3) made,
+ * then a REPEAT's (1.1) copies. The one place the diff reads a Specs message's leaves, once per
+ * checked payload (its messages are kept with its checks, src/decode.ts).
+ */
+function specsLeafRefs(specs: SpecsMessage, facts: TreeDefFacts): Int32Array {
+  let refs = LEAF_REFS.get(specs);
+  if (refs === undefined) {
+    refs = Int32Array.from(treedef.expandLeaves(writtenLeaves(specs), facts.leafCopies));
+    LEAF_REFS.set(specs, refs);
+  }
+  return refs;
+}
+
+/** By Specs message, its leaves' entries: kept while the message is (with its checks). */
+const LEAF_REFS = new WeakMap<SpecsMessage, Int32Array>();
 
 /** The entry each entry refers to: an array spec's sharding, a sharding's mesh, a mesh's devices. */
 function referencesOf(entries: readonly Entry[]): Int32Array {

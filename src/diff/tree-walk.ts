@@ -144,7 +144,10 @@ function compareNodes(
       const extra = counts.sum(x.children, frame.count) + counts.sum(y.children, frame.count);
       sink.node(nodeCause("length", na, nb), place, extra);
     }
-    return frame;
+    // Children that are all leaves (a list of arrays) face each other as one run.
+    if (!allLeaves(x) || !allLeaves(y)) return frame;
+    sink.leaves(pa, pb, 0, frame.count, place, x);
+    return undefined;
   }
   return keyedFrame(frame, sink, counts);
 }
@@ -241,6 +244,21 @@ function describeNode(node: TreeNode): string {
       return node.kind;
   }
 }
+
+/**
+ * Whether every child of a container is a leaf; found once per node (trees are immutable, and
+ * a decoded one is kept with its checks, so a diff of trees seen before does not look again).
+ */
+function allLeaves(node: ContainerNode): boolean {
+  let all = ALL_LEAVES.get(node);
+  if (all === undefined) {
+    all = node.children.every(isLeaf);
+    ALL_LEAVES.set(node, all);
+  }
+  return all;
+}
+
+const ALL_LEAVES = new WeakMap<ContainerNode, boolean>();
 
 /** A leaf: decoded trees share one leaf node, so identity answers first. */
 function isLeaf(node: TreeNode): boolean {

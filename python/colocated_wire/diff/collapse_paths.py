@@ -69,7 +69,7 @@ class LeafRun(NamedTuple):
 
     parent: Any
     container: Any
-    indices: list[int]
+    indices: Sequence[int]
 
 
 def collapse_leaf_paths(

@@ -173,6 +173,9 @@ class EntryComparison:
 
     def _compare_array_specs(self, ia: int, ib: int) -> list[Cause]:
         x, y = self.a.refs.message(ia), self.b.refs.message(ib)
+        if x == y:  # every field equal, its sharding's index too: only the shardings may differ
+            sharding = x.sharding if x.HasField("sharding") else -1
+            return list(self.shardings(sharding, sharding))
         causes = []
         if list(x.shape) != list(y.shape):
             sa, sb = list(x.shape), list(y.shape)
@@ -254,6 +257,8 @@ def _sharding_details(a: DiffSide, sa: int, b: DiffSide, sb: int, kind: str) -> 
             details.append(field_detail("entry", len(ba), len(bb), text))
         return details
     x, y = a.refs.message(sa), b.refs.message(sb)
+    if kind != "GSPMDSharding" and x == y:  # what else it refers to is compared apart (a mesh)
+        return details
     if kind == "NamedSharding":
         ea, eb = _spec_entries(x.spec), _spec_entries(y.spec)
         if ea != eb:

@@ -90,15 +90,14 @@ def _compare_sides(a: DiffSide, b: DiffSide) -> tuple[list, int]:
 
 class _Sink:
     """What the walk finds goes into the groups; facing leaves are compared by their entries,
-    a run of them (a list of arrays) in numpy: each distinct pair once, then the leaves of the
-    pairs that differ."""
+    a run of them (a list of arrays) as columns: each distinct pair of entries once, then the
+    leaves of each cause picked out in numpy."""
 
-    __slots__ = ("groups", "compare", "refs_a", "refs_b", "arrays", "differing")
+    __slots__ = ("groups", "compare", "refs_a", "refs_b", "differing")
 
-    def __init__(self, groups: Groups, compare: Any, refs_a: list[int], refs_b: list[int]):
+    def __init__(self, groups: Groups, compare: Any, refs_a: np.ndarray, refs_b: np.ndarray):
         self.groups, self.compare = groups, compare
         self.refs_a, self.refs_b = refs_a, refs_b
-        self.arrays: tuple[np.ndarray, np.ndarray] | None = None
         self.differing = 0
 
     def node(self, cause: Any, place: Any, leaves: int) -> None:
@@ -106,36 +105,58 @@ class _Sink:
         self.differing += leaves
 
     def leaf(self, ia: int, ib: int, parent: Any, container: Any, index: int) -> None:
-        causes = self.compare(self.refs_a[ia], self.refs_b[ib])
+        causes = self.compare(int(self.refs_a[ia]), int(self.refs_b[ib]))
         if causes:
             self.differing += 1
             for cause in causes:
                 self.groups.add_leaf(cause, parent, container, index)
 
     def leaves(self, ia: int, ib: int, count: int, parent: Any, container: Any) -> None:
-        if self.arrays is None:
-            self.arrays = (np.asarray(self.refs_a, np.int64), np.asarray(self.refs_b, np.int64))
-        ra, rb = self.arrays[0][ia : ia + count], self.arrays[1][ib : ib + count]
-        # A pair as one number: a value's leaves that are no entries are negative, so shift.
-        low = min(int(ra.min(initial=0)), int(rb.min(initial=0)))
-        width = int(rb.max(initial=0)) - low + 1
-        keys = (ra - low) * width + (rb - low)
-        distinct, first = np.unique(keys, return_index=True)
-        # The groups are made in the order the leaves would have made them, one at a time.
-        by_cause: dict[str, tuple[Any, list[int]]] = {}
-        differing: list[int] = []
-        for key in distinct[np.argsort(first)].tolist():
-            causes = self.compare(key // width + low, key % width + low)
-            if causes:
-                differing.append(key)
-            for cause in causes:
-                by_cause.setdefault(cause.key, (cause, []))[1].append(key)
-        if not differing:
+        if count == 0:
             return
-        self.differing += int(np.count_nonzero(np.isin(keys, differing)))
-        for cause, pairs in by_cause.values():
-            at = np.flatnonzero(np.isin(keys, pairs)).tolist()
+        pair_of, pairs = _pairs(self.refs_a[ia : ia + count], self.refs_b[ib : ib + count])
+        # The groups are made in the order the leaves would have made them, one at a time.
+        by_cause: dict[str, tuple[Any, np.ndarray]] = {}
+        differs = np.zeros(len(pairs), bool)
+        for p, (x, y) in enumerate(pairs):
+            for cause in self.compare(x, y):
+                differs[p] = True
+                if cause.key not in by_cause:
+                    by_cause[cause.key] = (cause, np.zeros(len(pairs), bool))
+                by_cause[cause.key][1][p] = True
+        if not by_cause:
+            return
+        self.differing += count if differs.all() else int(np.count_nonzero(differs[pair_of]))
+        for cause, has in by_cause.values():
+            at = range(count) if has.all() else np.flatnonzero(has[pair_of]).tolist()
             self.groups.add_leaves(cause, parent, container, at)
+
+
+def _pairs(ra: np.ndarray, rb: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The distinct pairs of entries that leaves face (leaf k: `ra[k]` against `rb[k]`), in the
+    order of their first leaves, and each leaf's pair by its number among them."""
+    n = len(ra)
+    # A pair as one number; a value's leaves that are no entries are negative, so shift.
+    low = min(int(ra.min()), int(rb.min()), 0)
+    width = int(rb.max()) - low + 1
+    keys = (ra - low) * width + (rb - low)
+    space = (int(ra.max()) - low + 1) * width
+    if space <= 1 << 16:
+        # Small tables (a few shardings and specs): by a table of every pair, without a sort.
+        first_at = np.full(space, n)
+        np.minimum.at(first_at, keys, np.arange(n))
+        distinct = np.flatnonzero(first_at < n)
+        firsts = first_at[distinct]
+        number = np.zeros(space, np.int64)
+        number[distinct] = np.arange(len(distinct))
+        inverse = number[keys]
+    else:
+        distinct, firsts, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(firsts, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    pairs = [(k // width + low, k % width + low) for k in distinct[order].tolist()]
+    return rank[inverse], pairs
 
 
 def _payload(given: Any) -> bytes:

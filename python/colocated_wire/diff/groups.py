@@ -5,6 +5,7 @@ TypeScript: src/diff/groups.ts."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from colocated_wire.diff.collapse_paths import (
@@ -90,15 +91,20 @@ class Groups:
         self.add_leaves(cause, parent, container, [index])
 
     def add_leaves(
-        self, cause: Cause, parent: Place, container: TreeNode | None, indices: list[int]
+        self, cause: Cause, parent: Place, container: TreeNode | None, indices: Sequence[int]
     ) -> None:
-        """Adds leaves where `cause` was found: children `indices` of `container`, in order."""
+        """Adds leaves where `cause` was found: children `indices` of `container`, in order.
+        The sequence is kept as it is (the caller lets go of it), and copied only if later
+        leaves of the same container join it."""
         group = self._group_of(cause)
         runs = group.runs
         if runs and runs[-1].parent is parent and runs[-1].container is container:
-            runs[-1].indices.extend(indices)
+            last = runs[-1]
+            if type(last.indices) is not list:
+                runs[-1] = last = last._replace(indices=list(last.indices))
+            last.indices.extend(indices)
         else:
-            runs.append(LeafRun(parent, container, list(indices)))
+            runs.append(LeafRun(parent, container, indices))
         group.leaves += len(indices)
 
     def finish(self) -> list[DiffGroup]:

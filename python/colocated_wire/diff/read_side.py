@@ -1,4 +1,5 @@
-"""One payload as the diff reads it: parsed and checked as decoding checks it, then read from
+"""One payload as the diff reads it: parsed and checked as decoding checks it (specs checked
+before are not checked again, as deserialize_specs does not check them again), then read from
 its checked messages and their facts, never lifted: lifting needs this process to have the
 payload's devices (and its classes), and a diff is asked where neither may be.
 TypeScript (src/diff/read-side.ts) compares the model it lifts to, which needs neither; both
@@ -8,11 +9,14 @@ reach the same values: a tree of plain nodes, each leaf by its table entry.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
+import numpy as np
 from google.protobuf.message import Message
 
 from colocated_wire._gen.colocated.v1 import payload_pb2, tree_pb2
+from colocated_wire.decode import checked_specs
 from colocated_wire.entries import treedef
 from colocated_wire.entries.device_list import DEVICE_LIST
 from colocated_wire.entries.tree_nodes import Pickled
@@ -76,7 +80,7 @@ class PartSide:
     root: TreeNode
     # Each leaf's table entry, in leaf order; in a value, a leaf that is no table entry is
     # -2 - its position among the leaves written (DiffSide.values).
-    leaf_refs: list[int]
+    leaf_refs: np.ndarray
 
 
 @dataclasses.dataclass(slots=True)
@@ -110,10 +114,20 @@ def read_side(data: bytes) -> DiffSide:
 
 
 def _read_specs(data: bytes) -> DiffSide:
-    msg, minor, refs, at = _checked(data, payload_pb2.SpecsPayload, payload_pb2.PAYLOAD_KIND_SPECS)
-    shape = specs.check(_part(msg, "specs"), at("specs"))
-    part = PartSide("specs", tree_of(shape), list(treedef.leaf_refs(shape, msg.specs.leaves)))
+    """Specs, checked as deserialize_specs checks them (bytes checked before, not again); their
+    part read once per checked payload."""
+    checked, _ = checked_specs(data)
+    msg, refs = checked.msg, checked.refs
+    part = _SPECS_PARTS.get(refs)
+    if part is None:
+        part = _SPECS_PARTS[refs] = _specs_part("specs", msg.specs, checked.shape)
+    minor = msg.header.minor_version
     return DiffSide("specs", len(data), minor, refs, [part], writer=_writer(msg))
+
+
+# The part of a specs payload, by its checked table: read once while the decode cache keeps the
+# payload's checks (they are immutable), and let go with them.
+_SPECS_PARTS: weakref.WeakKeyDictionary[References, PartSide] = weakref.WeakKeyDictionary()
 
 
 def _read_program(data: bytes) -> DiffSide:
@@ -129,9 +143,7 @@ def _read_program(data: bytes) -> DiffSide:
         part = _part(msg, field)
         if part is None and name == "output":
             continue
-        shape = specs.check(part, at(field))
-        leaf_refs = list(treedef.leaf_refs(shape, getattr(msg, field).leaves))
-        parts.append(PartSide(name, tree_of(shape), leaf_refs))
+        parts.append(_specs_part(name, part, specs.check(part, at(field))))
     side = DiffSide("program", len(data), minor, refs, parts, writer=_writer(msg))
     side.function, side.devices = msg.function, msg.devices
     return side
@@ -146,10 +158,22 @@ def _read_value(data: bytes) -> DiffSide:
     leaves = msg.value.leaves
     is_entry = [leaf.WhichOneof("leaf") == "entry" for leaf in leaves]
     written = [leaf.entry if is_entry[i] else -2 - i for i, leaf in enumerate(leaves)]
-    part = PartSide("value", tree_of(shape), list(treedef.leaf_refs(shape, written)))
+    leaf_refs = np.asarray(treedef.leaf_refs(shape, written), np.int64)
+    part = PartSide("value", tree_of(shape), leaf_refs)
     side = DiffSide("value", len(data), minor, refs, [part], writer=_writer(msg))
     side.values = {i: leaf for i, leaf in enumerate(leaves) if not is_entry[i]}
     return side
+
+
+def _specs_part(name: str, msg: payload_pb2.Specs, shape: treedef.TreeShape) -> PartSide:
+    """A tree of array specs: its nodes, and its leaves' entries."""
+    return PartSide(name, tree_of(shape), _specs_leaf_refs(msg, shape))
+
+
+def _specs_leaf_refs(msg: payload_pb2.Specs, shape: treedef.TreeShape) -> np.ndarray:
+    """Each leaf's ArraySpec entry, in leaf order (leaf copies and REPEATs made), as a column:
+    the one place the diff reads a Specs message's leaves."""
+    return np.asarray(specs.leaf_refs(msg, shape), np.int64)
 
 
 def _writer(msg: Any) -> Writer | None:
