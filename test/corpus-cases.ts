@@ -776,6 +776,13 @@ const ROWS: Record<DecodeErrorCode, Row[]> = {
       { message: "the leaves pass the tree's 8 at copy 0" },
     ],
     [
+      // Without copies, as with them: the same words in both languages.
+      "leaves-fewer-than-the-tree",
+      "specs.leaves",
+      specs(V1_3, copiedList(8, [3, 5, 3], [])),
+      { message: "the tree has 8 leaves, the payload 3$" },
+    ],
+    [
       "leaf-copies-total-short",
       "specs.leaves",
       specs(V1_3, copiedList(8, [3, 5], [2, 2, 4])),

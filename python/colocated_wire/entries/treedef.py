@@ -176,7 +176,7 @@ def check_tree_of(msg: Any, ctx: CheckContext, what: str, count_leaves: bool = T
     tctx = type(ctx)(ctx.index, f"{path}.treedef", ctx.refs, ctx.limits, ctx.minor_version)
     shape = check(msg.treedef, tctx)
     if count_leaves and len(msg.leaves) != shape.num_leaves:
-        detail = f"{len(msg.leaves)} leaves for a tree of {shape.num_leaves}"
+        detail = f"the tree has {shape.num_leaves} leaves, the payload {len(msg.leaves)}"
         raise DecodeError(f"{path}.leaves", "invalid-tree", detail)
     return shape
 
