@@ -1,6 +1,7 @@
 import { SpecsSchema } from "../../gen/es/colocated/v1/payload_pb";
 import { DecodeError } from "../errors";
 import { fieldSince, requireVersion } from "../schema-version";
+import { expandLeaves } from "./tree-repeats";
 
 /**
  * Leaf copies (colocated.v1.3): a specs tree's leaf references written with each run that
@@ -159,20 +160,23 @@ export function checkLeafCopies(
   }
 }
 
-/** The leaves made: the written ones with every (checked) copy expanded. */
+/**
+ * The leaves made: the written ones with every (checked) copy expanded, as a REPEAT's leaves
+ * are (`expandLeaves` reads each copy as the written leaves before it, where its leaves start,
+ * and how many; it copies one at a time, so an overlapping copy repeats its cycle).
+ */
 export function expandLeafCopies<T>(written: readonly T[], copies: readonly number[]): T[] {
   if (copies.length === 0) return written as T[];
-  let total = written.length;
-  for (let c = 2; c < copies.length; c += 3) total += copies[c];
-  const out = new Array<T>(total);
-  let w = 0;
-  let o = 0;
+  const at = new Array<number>(copies.length);
+  let read = 0;
+  let made = 0;
   for (let c = 0; c < copies.length; c += 3) {
-    const until = w + copies[c];
-    while (w < until) out[o++] = written[w++];
-    const end = o + copies[c + 2];
-    for (let from = o - copies[c + 1]; o < end; ) out[o++] = out[from++];
+    read += copies[c];
+    made += copies[c];
+    at[c] = read;
+    at[c + 1] = made - copies[c + 1];
+    at[c + 2] = copies[c + 2];
+    made += copies[c + 2];
   }
-  while (w < written.length) out[o++] = written[w++];
-  return out;
+  return expandLeaves(written, at);
 }
