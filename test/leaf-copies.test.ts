@@ -370,9 +370,9 @@ describe("expandLeafCopies and checkLeafCopies", () => {
     expect(refusal([1, 1, 3], 3, 6)).toEqual("accepted");
   });
 
-  test("no copies are checked by the tree's count alone, under any header", () => {
+  test("without copies the written leaves are the tree's, under any header", () => {
     expect(refusal([], 7, 7, 0)).toEqual("accepted");
-    expect(refusal([], 7, 9, 2)).toEqual("accepted"); // specs.check counts plain leaves
+    expect(refusal([], 7, 9, 2)).toEqual(["specs.leaves", "invalid-tree"]);
   });
 });
 

@@ -65,7 +65,7 @@ def deserialize_specs(
 
 def _check_specs(
     data: bytes, limits: DecodeLimits | None, max_minor_version: int | None, allow_pickle: bool
-) -> tuple[_CheckedSpecs, bool]:
+) -> tuple[CheckedSpecs, bool]:
     """Every check of SpecsPayload bytes, and whether they hold fields of a newer version."""
     msg, unknown_fields, refs, at = _checked_table(
         data,
@@ -77,7 +77,7 @@ def _check_specs(
     )
     shape = specs.check(_part(msg, "specs"), at("specs"))
     take = _getter(specs.leaf_refs(msg.specs, shape))
-    return _CheckedSpecs(msg, refs, shape, take), unknown_fields
+    return CheckedSpecs(msg, refs, shape, take), unknown_fields
 
 
 def _lift_tree(shape: treedef.TreeShape, allow_pickle: bool) -> tree_util.PyTreeDef:
@@ -88,7 +88,7 @@ def _lift_tree(shape: treedef.TreeShape, allow_pickle: bool) -> tree_util.PyTree
         return treedef.lift_shape(shape)
 
 
-class _CheckedSpecs(NamedTuple):
+class CheckedSpecs(NamedTuple):
     """A specs payload that passed every check: what lifting it again needs."""
 
     msg: payload_pb2.SpecsPayload
@@ -107,7 +107,7 @@ _Key = tuple[bytes, DecodeLimits | None, int | None, bool]
 # threads; the byte count is a bound, not an account), and one with fields of a newer version
 # is not kept. The default limits are keyed as None: hashing a DecodeLimits costs more than the
 # rest of the lookup.
-_CHECKED_SPECS: dict[_Key, _CheckedSpecs] = {}
+_CHECKED_SPECS: dict[_Key, CheckedSpecs] = {}
 _CACHED_PAYLOADS = 64
 _CACHED_PAYLOAD_BYTES = 1 << 18
 _CACHE_BUDGET = 1 << 22
@@ -125,7 +125,7 @@ def checked_specs(
     limits: DecodeLimits | None = None,
     max_minor_version: int | None = None,
     allow_pickle: bool = False,
-) -> tuple[_CheckedSpecs, bool]:
+) -> tuple[CheckedSpecs, bool]:
     """SpecsPayload bytes checked as deserialize_specs checks them (and the diff reads them:
     diff/read_side.py): as checked before, or checked now and kept. Returns them and whether
     they hold fields of a newer version (such a payload is not kept); raises DecodeError."""
@@ -141,7 +141,7 @@ def checked_specs(
     return checked, unknown_fields
 
 
-def _keep(key: _Key, checked: _CheckedSpecs) -> None:
+def _keep(key: _Key, checked: CheckedSpecs) -> None:
     """Keeps a checked payload, emptying the cache first if it would pass its bounds."""
     global _cached_bytes
     size = len(key[0])

@@ -314,9 +314,9 @@ def test_a_tree_of_fewer_leaves_than_made_is_refused_at_the_copy_that_passes_it(
     assert _refusal([1, 1, 3], 3, 6) == "accepted"
 
 
-def test_no_copies_are_left_to_the_tree_count_under_any_header():
+def test_without_copies_the_written_leaves_are_the_trees_under_any_header():
     assert _refusal([], 7, 7, 0) == "accepted"
-    assert _refusal([], 7, 9, 2) == "accepted"  # specs.check counts plain leaves
+    assert _refusal([], 7, 9, 2) == ("specs.leaves", "invalid-tree")
 
 
 # --- through serialize_specs and deserialize_specs ---------------------------------------------

@@ -24,7 +24,7 @@ import type { TreeNode } from "../model/tree";
 import type { ValueLeaf } from "../model/value-leaf";
 import * as fn from "../payload/function";
 import type { PayloadKindName } from "../payload/header";
-import { writtenLeaves } from "../payload/specs";
+import { leafRefs } from "../payload/specs";
 import * as valueLeaf from "../payload/value-leaf";
 import { lift as liftWriter, type Writer } from "../payload/writer";
 
@@ -131,7 +131,7 @@ function specsPart(name: string, specs: SpecsMessage, facts: TreeDefFacts): Part
 function specsLeafRefs(specs: SpecsMessage, facts: TreeDefFacts): Int32Array {
   let refs = LEAF_REFS.get(specs);
   if (refs === undefined) {
-    refs = Int32Array.from(treedef.expandLeaves(writtenLeaves(specs), facts.leafCopies));
+    refs = Int32Array.from(leafRefs(specs, facts));
     LEAF_REFS.set(specs, refs);
   }
   return refs;

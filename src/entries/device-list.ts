@@ -21,6 +21,7 @@ import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext, ValueKey } from "../table/lower-table";
 import type { Accepts, Checked } from "../table/references";
+import { bytesFieldSize, varintSize } from "../wire-sizes";
 import { type Problem, refuse } from "./problem";
 
 /** The largest device id the wire carries (JAX and IFRT ids are int32). */
@@ -253,14 +254,10 @@ export function listedSizes(ids: ArrayLike<number>): { plain: number; delta: num
     delta += varintSize(((d << 1) ^ (d >> 31)) >>> 0);
   }
   const wrapped = (packed: number) => {
-    const field = packed > 0 ? 1 + varintSize(packed) + packed : 0;
+    const field = bytesFieldSize(packed);
     return 1 + varintSize(field) + field;
   };
   return { plain: wrapped(plain), delta: wrapped(delta) };
-}
-
-function varintSize(v: number): number {
-  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
 /** The encoded size of a DeviceList message. */

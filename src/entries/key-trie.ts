@@ -1,5 +1,6 @@
 import type { KeyTrie } from "../../gen/ts/colocated/v1/tree";
 import { DecodeError } from "../errors";
+import { bytesFieldSize, packedFieldSize, varintSize } from "../wire-sizes";
 import { frontCode } from "./front-code";
 import { SequenceIds } from "./hash-cons";
 
@@ -174,8 +175,7 @@ export function measureKeyTrie(keys: readonly string[]): BuiltKeyTrie {
   const trie = { labelText: keyText, labelSizes: keySizes, nodes: written };
   if (!ascii) return { trie };
   // ASCII: characters are bytes, so the shared prefixes are front coding's.
-  const frontCodedSize =
-    (text > 0 ? 1 + varintSize(text) + text : 0) + (sizes > 0 ? 1 + varintSize(sizes) + sizes : 0);
+  const frontCodedSize = bytesFieldSize(text) + bytesFieldSize(sizes);
   return { trie, frontCodedSize };
 }
 
@@ -198,26 +198,6 @@ export function keyTrieSize(trie: KeyTrie): number {
 /** The bytes TreeDef.key_text and key_sizes take on the wire. */
 export function frontCodedSize(keyText: Uint8Array, keySizes: readonly number[]): number {
   return bytesFieldSize(keyText.length) + packedFieldSize(keySizes);
-}
-
-function bytesFieldSize(length: number): number {
-  return length === 0 ? 0 : 1 + varintSize(length) + length;
-}
-
-function packedFieldSize(values: readonly number[]): number {
-  if (values.length === 0) return 0;
-  let size = 0;
-  for (const v of values) size += varintSize(v);
-  return 1 + varintSize(size) + size;
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 0x80);
-    size++;
-  }
-  return size;
 }
 
 /** A trie's keys, in preorder. */

@@ -1,6 +1,7 @@
 import { SpecsSchema } from "../../gen/es/colocated/v1/payload_pb";
 import { DecodeError } from "../errors";
 import { fieldSince, requireVersion } from "../schema-version";
+import { varintSize } from "../wire-sizes";
 import { expandLeaves } from "./tree-repeats";
 
 /**
@@ -101,15 +102,11 @@ function worthCopying(refs: readonly number[], at: number, length: number, cost:
   return cost < saved;
 }
 
-/** The bytes a uint32 takes as a varint. */
-function varintSize(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
-}
-
 /**
  * Checks a Specs' leaf copies against its written leaves and the leaves its tree takes, before
  * any is made: three numbers per copy, each copy after written leaves that are there, reaching
- * back to a leaf made before it, making at least one leaf, and all making exactly `leafCount`.
+ * back to a leaf made before it, making at least one leaf, and all making exactly `leafCount`
+ * (without copies, the written leaves are the tree's).
  */
 export function checkLeafCopies(
   copies: readonly number[],
@@ -118,7 +115,11 @@ export function checkLeafCopies(
   path: string,
   minorVersion: number,
 ): void {
-  if (copies.length === 0) return;
+  if (copies.length === 0) {
+    if (written === leafCount) return;
+    const detail = `the tree has ${leafCount} leaves, the payload ${written}`;
+    throw new DecodeError(`${path}.leaves`, "invalid-tree", detail);
+  }
   const at = `${path}.leaf_copies`;
   requireVersion(at, "leaf copies", LEAF_COPIES_SINCE, minorVersion);
   if (copies.length % 3 !== 0) {

@@ -10,7 +10,7 @@ import { decodeProgram, decodeSpecs, decodeValue } from "../decode";
 import { check as checkTree, expandLeaves } from "../entries/treedef";
 import { DEFAULT_LIMITS } from "../limits";
 import { type PayloadKindName, payloadKindOf } from "../payload/header";
-import { writtenLeaves } from "../payload/specs";
+import { leafRefs } from "../payload/specs";
 import { describeWriter, payloadWriter, type Writer } from "../payload/writer";
 import { describeValueLeaf, leafPaths } from "./describe-leaf";
 import { describeKeyPool, type KeyPoolView, keyPoolView } from "./key-pool";
@@ -270,7 +270,7 @@ function treeLeafCopies(
 function leafReferrers(specs: SpecsMsg | undefined, where: string, minor = 0): Referrer[] {
   if (!specs?.treedef) return [];
   const ctx = { path: where, limits: DEFAULT_LIMITS, minorVersion: minor };
-  const refs = expandLeaves(writtenLeaves(specs), checkTree(specs.treedef, ctx).leafCopies);
+  const refs = leafRefs(specs, checkTree(specs.treedef, ctx));
   return refs.map((ref) => ({ ref, where, leaf: true }));
 }
 

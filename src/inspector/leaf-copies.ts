@@ -1,5 +1,4 @@
 import { Specs } from "../../gen/ts/colocated/v1/payload";
-import { writtenLeaves } from "../payload/specs";
 
 /**
  * How a tree's leaves are written when some are leaf copies (1.3, `Specs.leaf_copies`): the
@@ -29,15 +28,16 @@ export function leafCopiesView(specs: Specs, leaves: number): LeafCopiesView | u
   const { leafCopies } = specs;
   if (leafCopies.length === 0) return undefined;
   const written = specs.leaves.length;
-  const listed = writtenLeaves(specs).length;
+  let copied = 0;
+  for (let c = 2; c < leafCopies.length; c += 3) copied += leafCopies[c];
   const bytes = Specs.encode(Specs.fromPartial({ leaves: specs.leaves, leafCopies })).finish()
     .length;
   return {
     leaves,
     written,
     copies: leafCopies.length / 3,
-    copied: listed - written,
-    repeated: leaves - listed,
+    copied,
+    repeated: leaves - written - copied,
     bytes,
   };
 }

@@ -70,16 +70,8 @@ export function check(message: SpecsMessage | undefined, ctx: CheckContext): tre
   if (!message) throw new DecodeError(path, "missing", "specs are required");
   if (!message.treedef) throw new DecodeError(`${path}.treedef`, "missing", "specs need a treedef");
   const facts = treedef.check(message.treedef, { path: `${path}.treedef`, limits, minorVersion });
-  const { leaves, leafCopies } = message;
-  if (leafCopies.length > 0) {
-    checkLeafCopies(leafCopies, leaves.length, facts.leafCount, path, minorVersion);
-  } else if (leaves.length !== facts.leafCount) {
-    throw new DecodeError(
-      `${path}.leaves`,
-      "invalid-tree",
-      `the tree has ${facts.leafCount} leaves, the payload ${leaves.length}`,
-    );
-  }
+  const { leaves } = message;
+  checkLeafCopies(message.leafCopies, leaves.length, facts.leafCount, path, minorVersion);
   const { checked, tableSize } = refs;
   for (let i = 0; i < leaves.length; i++) {
     // An ArraySpec entry of the (checked) table passes at once; anything else is resolved
@@ -103,7 +95,13 @@ export function lift(message: SpecsMessage, ctx: LiftContext<treedef.TreeDefFact
   return { treedef: tree, leaves: treedef.expandLeaves(made, ctx.facts.leafCopies) };
 }
 
-/** Each leaf's written ArraySpec reference, leaf copies (1.3) made, before the tree's REPEATs. */
-export function writtenLeaves(message: SpecsMessage): readonly number[] {
-  return expandLeafCopies(message.leaves, message.leafCopies);
+/**
+ * Every leaf's ArraySpec reference of checked specs: leaf copies (1.3) made, then the tree's
+ * REPEATs (1.1). Python: payload/specs.py's leaf_refs.
+ */
+export function leafRefs(message: SpecsMessage, facts: treedef.TreeDefFacts): number[] {
+  return treedef.expandLeaves(
+    expandLeafCopies(message.leaves, message.leafCopies),
+    facts.leafCopies,
+  );
 }

@@ -108,8 +108,12 @@ def check_leaf_copies(
 ) -> None:
     """Checks a Specs' leaf copies against its written leaves and the leaves its tree takes,
     before any is made: three numbers per copy, each after written leaves that are there,
-    reaching back to a leaf made before it, making at least one, all making `leaf_count`."""
+    reaching back to a leaf made before it, making at least one, all making `leaf_count`
+    (without copies, the written leaves are the tree's)."""
     if not copies:
+        if written != leaf_count:
+            detail = f"the tree has {leaf_count} leaves, the payload {written}"
+            raise DecodeError(f"{path}.leaves", "invalid-tree", detail)
         return
     at = f"{path}.leaf_copies"
     require_version(at, "leaf copies", LEAF_COPIES_SINCE, minor_version)

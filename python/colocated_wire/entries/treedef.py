@@ -24,6 +24,7 @@ from jax import tree_util
 
 from colocated_wire._gen.colocated.v1 import tree_pb2
 from colocated_wire.entries import tree_keys, tree_repeats
+from colocated_wire.entries.leaf_copies import check_leaf_copies
 from colocated_wire.entries.tree_nodes import (
     Pickled,
     Unordered,
@@ -165,19 +166,18 @@ def check(msg: tree_pb2.TreeDef, ctx: CheckContext) -> TreeShape:
     return shape
 
 
-def check_tree_of(msg: Any, ctx: CheckContext, what: str, count_leaves: bool = True) -> TreeShape:
-    """Checks a message that holds a tree (Specs, Value): its `treedef` present and valid,
-    and (if `count_leaves`: specs with leaf copies count theirs) one entry of its `leaves` per
-    leaf of it; returns the treedef's facts. `what` names the message in an error ("specs
-    have", "a value has")."""
+def check_tree_of(
+    msg: Any, ctx: CheckContext, what: str, leaf_copies: Sequence[int] = ()
+) -> TreeShape:
+    """Checks a message that holds a tree (Specs, Value): its `treedef` present and valid, and
+    its `leaves`, with a Specs' leaf copies (1.3), the leaves of it; returns the treedef's
+    facts. `what` names the message in an error ("specs have", "a value has")."""
     path = ctx.path
     if not msg.HasField("treedef"):
         raise DecodeError(f"{path}.treedef", "missing", f"{what} no treedef")
     tctx = type(ctx)(ctx.index, f"{path}.treedef", ctx.refs, ctx.limits, ctx.minor_version)
     shape = check(msg.treedef, tctx)
-    if count_leaves and len(msg.leaves) != shape.num_leaves:
-        detail = f"the tree has {shape.num_leaves} leaves, the payload {len(msg.leaves)}"
-        raise DecodeError(f"{path}.leaves", "invalid-tree", detail)
+    check_leaf_copies(leaf_copies, len(msg.leaves), shape.num_leaves, path, ctx.minor_version)
     return shape
 
 

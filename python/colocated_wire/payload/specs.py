@@ -18,7 +18,6 @@ from colocated_wire.entries import treedef
 from colocated_wire.entries.array_spec import ARRAY_SPEC, add_leaves
 from colocated_wire.entries.leaf_copies import (
     LEAF_COPIES_SINCE,
-    check_leaf_copies,
     expand_leaf_copies,
     find_leaf_copies,
 )
@@ -68,9 +67,7 @@ def check(msg: payload_pb2.Specs | None, ctx: CheckContext) -> treedef.TreeShape
     path, refs = ctx.path, ctx.refs
     if msg is None:
         raise DecodeError(path, "missing", "specs are required")
-    copies = msg.leaf_copies
-    shape = treedef.check_tree_of(msg, ctx, "specs have", count_leaves=not copies)
-    check_leaf_copies(copies, len(msg.leaves), shape.num_leaves, path, ctx.minor_version)
+    shape = treedef.check_tree_of(msg, ctx, "specs have", msg.leaf_copies)
     _check_leaves(msg.leaves, f"{path}.leaves", refs)
     return shape
 
