@@ -3,7 +3,7 @@ import {
   type Header,
   PayloadKind,
   ProgramPayload,
-  SpecsPayload,
+  type SpecsPayload,
   ValuePayload,
 } from "../gen/ts/colocated/v1/payload";
 import { EncodeError } from "./errors";
@@ -28,6 +28,7 @@ import { refuseNewer, valueSince } from "./schema-version";
 import { TableBuilder } from "./table/lower-table";
 import { graftUnknownFields } from "./unknown-fields";
 import { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";
+import { writeSpecsPayload } from "./write-payload";
 
 /** The minor version that introduced value payloads. */
 const VALUE_SINCE = valueSince(PayloadKindSchema, PayloadKind.PAYLOAD_KIND_VALUE);
@@ -50,7 +51,7 @@ export interface EncodeOptions {
   writer?: Writer;
 }
 
-/** Lowers a specs pytree into a SpecsPayload message, ready for bytes. */
+/** Lowers a specs pytree into a SpecsPayload message, ready for bytes (its settled parts frozen). */
 export function lowerSpecsPayload(
   treedef: PyTreeDef,
   leaves: readonly ShapeDtypeStruct[],
@@ -61,8 +62,7 @@ export function lowerSpecsPayload(
   const table = seededTable(origin, targetOf(options));
   const at = (path: string) => ({ table, path, targetMinorVersion: table.targetMinorVersion });
   const message =
-    carriedPart(origin, table, (m) => m.specs) ??
-    specs.lower({ treedef, leaves: [...leaves] }, at("specs"));
+    carriedPart(origin, table, (m) => m.specs) ?? specs.lower({ treedef, leaves }, at("specs"));
   return carryEnvelope(origin, {
     header: header(PayloadKind.PAYLOAD_KIND_SPECS, minorVersion, writerOf(options, origin)),
     table: { entries: table.entries },
@@ -70,7 +70,10 @@ export function lowerSpecsPayload(
   });
 }
 
-/** Lowers a program into a ProgramPayload message, ready for bytes: one table for all its parts. */
+/**
+ * Lowers a program into a ProgramPayload message, ready for bytes: one table for all its parts.
+ * Its table entries and specs may be shared with later lowerings, frozen (src/settled.ts).
+ */
 export function lowerProgramPayload(program: Program, options: EncodeOptions = {}): ProgramPayload {
   const origin = programOrigin(program);
   const minorVersion = headerMinorVersion(options, origin);
@@ -131,7 +134,7 @@ export function encodeSpecs(
   leaves: readonly ShapeDtypeStruct[],
   options: EncodeOptions = {},
 ): Uint8Array {
-  return SpecsPayload.encode(lowerSpecsPayload(treedef, leaves, options)).finish();
+  return writeSpecsPayload(lowerSpecsPayload(treedef, leaves, options));
 }
 
 /** Encodes a program as canonical ProgramPayload bytes. */
@@ -197,10 +200,16 @@ function seededTable(origin: PayloadOrigin<unknown> | undefined, target: number)
   return table;
 }
 
-/** Carries the unknown fields of a decoded payload's envelope (entries carry their own). */
+/**
+ * Carries the unknown fields of a decoded payload's envelope (entries carry their own) onto a
+ * copy of its parts: lowered parts may be settled ones, shared with other payloads.
+ */
 function carryEnvelope<M extends AnyPayload>(origin: PayloadOrigin<M> | undefined, message: M): M {
-  if (origin) graftUnknownFields(origin.message, message, new Set(origin.message.table?.entries));
-  return message;
+  if (!origin) return message;
+  const { table, ...parts } = message;
+  const carried = { ...structuredClone(parts), table } as M;
+  graftUnknownFields(origin.message, carried, new Set(origin.message.table?.entries));
+  return carried;
 }
 
 /**

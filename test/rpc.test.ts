@@ -195,7 +195,10 @@ describe("a real colocated worker", () => {
     });
 
     test("a payload of a newer minor version is refused at 1.0 and accepted at 1.1", async () => {
-      const message = lowerProgramPayload(example("affine", [MATRIX, SCALAR, SCALAR]));
+      // Lowered parts are shared and frozen: a copy is changed.
+      const message = structuredClone(
+        lowerProgramPayload(example("affine", [MATRIX, SCALAR, SCALAR])),
+      );
       message.header!.minorVersion = 1;
       message._unknownFields = { [8 * 99 + 2]: [new Uint8Array([3, 1, 2, 3])] };
       message.table!.entries[1]._unknownFields = { [8 * 40]: [new Uint8Array([7])] };

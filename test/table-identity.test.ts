@@ -1,4 +1,11 @@
-import { DeviceList, Mesh, NamedSharding, PartitionSpec, ShapeDtypeStruct } from "../src";
+import {
+  DeviceList,
+  EncodeError,
+  Mesh,
+  NamedSharding,
+  PartitionSpec,
+  ShapeDtypeStruct,
+} from "../src";
 import { TableBuilder } from "../src/table/lower-table";
 import { MAX_SHARED_SLOTS, tableSlot } from "../src/table/table-slots";
 
@@ -73,4 +80,32 @@ test("after the shared slots are dropped, an equal value is still one entry", ()
   const table = new TableBuilder();
   expect(table.add(before, "a")).toBe(table.add(after, "b"));
   expect(table.entries).toHaveLength(4);
+});
+
+test("a value's entry lowered before is the same object on the same scope and target", () => {
+  const a = new TableBuilder();
+  a.add(leaf("float32"), "a");
+  const b = new TableBuilder();
+  b.add(leaf("float32"), "b");
+  expect(b.entries[3]).toBe(a.entries[3]); // kept in the value's slot, settled
+  expect(Object.isFrozen(b.entries[3])).toBe(true);
+  // Another scope: its sharding lands at another index, so the leaf is lowered again.
+  const c = new TableBuilder();
+  c.add(new DeviceList([7]), "c");
+  c.add(leaf("float32"), "c");
+  const entry = c.entries[4].kind;
+  expect(entry?.$case === "arraySpec" && entry.value.sharding).toBe(3);
+  expect(c.entries[4]).not.toBe(a.entries[3]);
+});
+
+test("an entry kept for one target is not given to another: an older one still refuses", () => {
+  const float0 = new ShapeDtypeStruct([4], "float0", sharding);
+  new TableBuilder(3).add(float0, "new");
+  expect(() => new TableBuilder(0).add(float0, "old")).toThrow(EncodeError);
+  expect(() => new TableBuilder(0).add(float0, "old")).toThrow(
+    "old.dtype: dtype float0 needs colocated.v1.1; the target is 1.0",
+  );
+  const again = new TableBuilder(3);
+  again.add(float0, "new");
+  expect(again.entries).toHaveLength(4);
 });

@@ -71,6 +71,21 @@ describe("nothing from a newer minor version is lost", () => {
     expect(mesh?.$case === "mesh" && mesh.value._unknownFields).toEqual(varintField(11, 7));
   });
 
+  test("an entry with unknown fields is lowered every time, before or after an equal plain one", () => {
+    const [newer] = decodeSpecs(newerPayload()).leaves;
+    const [plain] = decodeSpecs(toBytes(validPayload())).leaves;
+    const meshFields = (leaf: ShapeDtypeStruct) => {
+      const bytes = encodeSpecs(treeFlatten([leaf]).treedef, [leaf]);
+      const mesh = SpecsPayload.decode(bytes).table!.entries.find((e) => e.kind?.$case === "mesh");
+      return mesh?.kind?.$case === "mesh" ? (mesh.kind.value._unknownFields ?? {}) : undefined;
+    };
+    // The plain mesh's entry is kept for its value; the newer one's still takes its own fields.
+    expect(meshFields(plain)).toEqual({});
+    expect(meshFields(newer)).toEqual(varintField(11, 7));
+    expect(meshFields(plain)).toEqual({});
+    expect(meshFields(newer)).toEqual(varintField(11, 7));
+  });
+
   test("known objects from a newer payload still compare equal to plain ones", () => {
     const [leaf] = decodeSpecs(newerPayload()).leaves;
     const [plain] = decodeSpecs(toBytes(validPayload())).leaves;

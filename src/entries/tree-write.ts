@@ -16,6 +16,7 @@ import {
   sortedKeysProblem,
 } from "../model/tree-dict-keys";
 import { fieldSince, refuseNewer, valueSince } from "../schema-version";
+import { settled } from "../settled";
 import { enumNames, lowercase, type Suffixes } from "./enum-names";
 import { writeKeyPool } from "./tree-keys";
 import { sameRefs, treeContents } from "./tree-repeats";
@@ -62,24 +63,26 @@ export function lowerWithLeaves(
   leafRefs?: readonly number[],
 ): { treedef: TreeDef; leaves: readonly number[] } {
   // Trees are immutable, so the columns written before for this root, target and leaf refs are
-  // the columns: a program sends the same tree on every call. The leaves are the array written
-  // then (never changed), so what a caller derives from them can be kept by it.
+  // the columns: a program sends the same tree on every call. They are settled (never changed),
+  // so the message and its leaves are given again as they are, and what a caller derives from
+  // them can be kept by it.
   const known = WRITTEN.get(treedef.root);
   if (
     known !== undefined &&
     known.target === ctx.targetMinorVersion &&
     sameRefs(known.refs, leafRefs)
   ) {
-    return { treedef: copyMessages(known.treedef), leaves: known.leaves };
+    return known;
   }
   const written = writeTree(treedef, ctx, leafRefs);
-  WRITTEN.set(treedef.root, {
+  const kept = {
     target: ctx.targetMinorVersion,
     refs: leafRefs && Int32Array.from(leafRefs),
-    treedef: copyMessages(written.treedef),
-    leaves: written.leaves,
-  });
-  return written;
+    treedef: settled(written.treedef),
+    leaves: settled(written.leaves),
+  };
+  WRITTEN.set(treedef.root, kept);
+  return kept;
 }
 
 /** The columns last written for a root: its target and leaf refs, and what was written. */
@@ -87,23 +90,6 @@ const WRITTEN = new WeakMap<
   TreeNode,
   { target: number; refs?: Int32Array; treedef: TreeDef; leaves: readonly number[] }
 >();
-
-/**
- * A TreeDef whose message objects are new and whose arrays are shared: an encoder may give
- * messages unknown fields to carry (graftUnknownFields), and never changes an array.
- */
-function copyMessages(treedef: TreeDef): TreeDef {
-  const copyKey = (key: DictKeyMessage): DictKeyMessage =>
-    key.key?.$case === "tuple"
-      ? { ...key, key: { $case: "tuple", value: { ...key.key.value } } }
-      : { ...key };
-  return {
-    ...treedef,
-    keys: treedef.keys.map(copyKey),
-    nodeTypes: treedef.nodeTypes.map((type) => ({ ...type })),
-    keyTrie: treedef.keyTrie && { ...treedef.keyTrie },
-  };
-}
 
 /** The columns of a tree, written anew (see lowerWithLeaves). */
 function writeTree(

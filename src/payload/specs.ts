@@ -5,18 +5,24 @@ import {
   expandLeafCopies,
   findLeafCopies,
   LEAF_COPIES_SINCE,
-  type WrittenLeaves,
 } from "../entries/leaf-copies";
 import * as treedef from "../entries/treedef";
 import { DecodeError, EncodeError } from "../errors";
 import type { Specs } from "../model/program";
 import { ShapeDtypeStruct } from "../model/shape-dtype-struct";
+import { settled } from "../settled";
 import type { CheckContext } from "../table/check-table";
 import type { LiftContext } from "../table/lift-table";
 import type { LowerContext } from "../table/lower-table";
 
+/** Specs as lowering reads them: a caller's leaves are not copied. */
+type ReadonlySpecs = {
+  readonly treedef: Specs["treedef"];
+  readonly leaves: readonly ShapeDtypeStruct[];
+};
+
 /** Lowers a specs pytree: its leaves go into the shared table, the structure into columns. */
-export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
+export function lower(specs: Readonly<ReadonlySpecs>, ctx: LowerContext): SpecsMessage {
   const { path, table } = ctx;
   const { treedef: tree, leaves } = specs;
   if (leaves.length !== tree.numLeaves) {
@@ -41,25 +47,30 @@ export function lower(specs: Specs, ctx: LowerContext): SpecsMessage {
     { path: `${path}.treedef`, targetMinorVersion: ctx.targetMinorVersion },
     refs,
   );
-  // Leaves are written in order: when none is left out, they are all of them.
-  const writtenRefs =
-    written.leaves.length === refs.length ? refs : written.leaves.map((j) => refs[j]);
-  // From 1.3 on, a run of leaves that repeats earlier ones is written as a copy.
-  if (ctx.targetMinorVersion < LEAF_COPIES_SINCE) {
-    return { treedef: written.treedef, leaves: writtenRefs, leafCopies: [] };
+  // The same written leaves (lowerWithLeaves gives the array again for the same tree, target
+  // and leaf refs) make the same message, kept settled with them.
+  let message = WRITTEN_SPECS.get(written.leaves);
+  if (message === undefined) {
+    // Leaves are written in order: when none is left out, they are all of them.
+    const writtenRefs =
+      written.leaves.length === refs.length ? refs : written.leaves.map((j) => refs[j]);
+    // From 1.3 on, a run of leaves that repeats earlier ones is written as a copy.
+    const copied =
+      ctx.targetMinorVersion < LEAF_COPIES_SINCE
+        ? { leaves: writtenRefs, copies: [] }
+        : findLeafCopies(writtenRefs);
+    message = settled({
+      treedef: written.treedef,
+      leaves: copied.leaves,
+      leafCopies: copied.copies,
+    });
+    WRITTEN_SPECS.set(written.leaves, message);
   }
-  // The same written leaves (lowerWithLeaves gives the array again for the same tree and leaf
-  // refs) have the same copies; a message never changes its arrays.
-  let copied = COPIES.get(written.leaves);
-  if (copied === undefined) {
-    copied = findLeafCopies(writtenRefs);
-    COPIES.set(written.leaves, copied);
-  }
-  return { treedef: written.treedef, leaves: copied.leaves, leafCopies: copied.copies };
+  return message;
 }
 
-/** The leaf copies found for a tree's written leaves (held weakly by that array). */
-const COPIES = new WeakMap<readonly number[], WrittenLeaves>();
+/** The specs message made for a tree's written leaves (held weakly by that array). */
+const WRITTEN_SPECS = new WeakMap<readonly number[], SpecsMessage>();
 
 /**
  * Checks specs: a treedef, then its leaves, each written one an ArraySpec reference (a copy

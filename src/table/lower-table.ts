@@ -1,10 +1,11 @@
 import { Entry } from "../../gen/ts/colocated/v1/table";
-import { codecOf } from "../entries";
+import { codecOf, type EntryCodec } from "../entries";
 import { EncodeError } from "../errors";
 import type { SharedObject } from "../model/program";
 import { UnknownEntry } from "../model/unknown-entry";
 import { ValueObject } from "../model/value-key";
 import { entryOrigin } from "../provenance";
+import { settled } from "../settled";
 import { graftUnknownFields } from "../unknown-fields";
 import { SCHEMA_MINOR_VERSION } from "../version";
 import { tableSlot } from "./table-slots";
@@ -85,7 +86,9 @@ export class TableBuilder implements LowerTable {
     if (codec) {
       const [scope, key] = codec.key(object as never, ctx);
       const byKey = this.#keys(codec, scope);
-      return byKey.get(key) ?? this.#append(object, byKey, key, codec.lower(object as never, ctx));
+      return (
+        byKey.get(key) ?? this.#append(object, byKey, key, this.#entry(codec, object, scope, ctx))
+      );
     }
     if (object instanceof UnknownEntry) {
       const byKey = this.#keys(UnknownEntry, -1);
@@ -94,6 +97,23 @@ export class TableBuilder implements LowerTable {
     }
     const name = (object as object)?.constructor?.name ?? typeof object;
     throw new EncodeError(ctx.path, `${name} is not a shared object`);
+  }
+
+  /**
+   * A new value's entry: the one its slot noted when it was last lowered on the same scope (the
+   * entry it refers to) for the same target, or lowered now. A value decoded with unknown fields
+   * is lowered every time, as its entry takes them on (#append).
+   */
+  #entry(codec: EntryCodec, object: SharedObject, scope: number, ctx: Context): Entry {
+    if (!(object instanceof ValueObject) || entryOrigin(object))
+      return codec.lower(object as never, ctx);
+    const slot = tableSlot(object);
+    const last = slot.lowered;
+    const target = this.targetMinorVersion;
+    if (last !== undefined && last.scope === scope && last.target === target) return last.entry;
+    const entry = settled(codec.lower(object as never, ctx));
+    slot.lowered = { scope, target, entry };
+    return entry;
   }
 
   /** The keys of one kind and scope, and the indices of their entries. */

@@ -1,3 +1,4 @@
+import type { Entry } from "../../gen/ts/colocated/v1/table";
 import { codecOf, type EntryCodec } from "../entries";
 import type { SharedObject } from "../model/program";
 import { ValueObject } from "../model/value-key";
@@ -20,6 +21,11 @@ export interface TableSlot {
   readonly id: number;
   serial: number;
   entry: number;
+  /**
+   * The value's entry as last lowered: the same for the same scope (the index of the entry it
+   * refers to; a slot's value fixes what that entry holds) and target. Settled: never changed.
+   */
+  lowered?: { readonly scope: number; readonly target: number; readonly entry: Entry };
 }
 
 /**
@@ -89,5 +95,5 @@ function resolve(object: ValueObject): TableSlot {
 }
 
 function newSlot(): TableSlot {
-  return { id: ++slots, serial: 0, entry: -1 };
+  return { id: ++slots, serial: 0, entry: -1, lowered: undefined };
 }
