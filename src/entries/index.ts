@@ -24,7 +24,15 @@ export interface EntryCodec<O extends SharedObject = SharedObject, M = never, F 
   ) => O;
   /** The field of `Entry` that holds it, as paths name it: `named_sharding`. */
   readonly field: string;
+  /**
+   * Adds the one entry the value refers to, if any, and gives its index (the scope) and the
+   * value's own key: equal values have equal keys within a scope.
+   */
   key(object: O, ctx: LowerContext): ValueKey;
+  /**
+   * The value's entry, referring to nothing but its scope's entry: so an entry lowered once is
+   * the entry again wherever the scope has the same index (lower-table.ts keeps it).
+   */
   lower(object: O, ctx: LowerContext): Entry;
   check(message: M, ctx: CheckContext): F;
   lift(message: M, ctx: LiftContext<F>): O;

@@ -22,7 +22,7 @@ type ReadonlySpecs = {
 };
 
 /** Lowers a specs pytree: its leaves go into the shared table, the structure into columns. */
-export function lower(specs: Readonly<ReadonlySpecs>, ctx: LowerContext): SpecsMessage {
+export function lower(specs: ReadonlySpecs, ctx: LowerContext): SpecsMessage {
   const { path, table } = ctx;
   const { treedef: tree, leaves } = specs;
   if (leaves.length !== tree.numLeaves) {
