@@ -2,9 +2,9 @@ import { PayloadKindSchema } from "../gen/es/colocated/v1/payload_pb";
 import {
   type Header,
   PayloadKind,
-  ProgramPayload,
+  type ProgramPayload,
   type SpecsPayload,
-  ValuePayload,
+  type ValuePayload,
 } from "../gen/ts/colocated/v1/payload";
 import { EncodeError } from "./errors";
 import { DeviceList } from "./model/device-list";
@@ -28,7 +28,7 @@ import { refuseNewer, valueSince } from "./schema-version";
 import { TableBuilder } from "./table/lower-table";
 import { graftUnknownFields } from "./unknown-fields";
 import { SCHEMA_MAJOR_VERSION, SCHEMA_MINOR_VERSION } from "./version";
-import { writeSpecsPayload } from "./write-payload";
+import { writeProgramPayload, writeSpecsPayload, writeValuePayload } from "./write-payload";
 
 /** The minor version that introduced value payloads. */
 const VALUE_SINCE = valueSince(PayloadKindSchema, PayloadKind.PAYLOAD_KIND_VALUE);
@@ -139,7 +139,7 @@ export function encodeSpecs(
 
 /** Encodes a program as canonical ProgramPayload bytes. */
 export function encodeProgram(program: Program, options: EncodeOptions = {}): Uint8Array {
-  return ProgramPayload.encode(lowerProgramPayload(program, options)).finish();
+  return writeProgramPayload(lowerProgramPayload(program, options));
 }
 
 /** Encodes a value's pytree as canonical ValuePayload bytes (colocated.v1.2). */
@@ -148,7 +148,7 @@ export function encodeValue(
   leaves: readonly ValueLeaf[],
   options: EncodeOptions = {},
 ): Uint8Array {
-  return ValuePayload.encode(lowerValuePayload(treedef, leaves, options)).finish();
+  return writeValuePayload(lowerValuePayload(treedef, leaves, options));
 }
 
 /** The target minor version, checked: one this encoder can write. */

@@ -1,8 +1,21 @@
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
-import { SpecsPayloadSchema } from "../gen/es/colocated/v1/payload_pb";
+import type { DescField } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import {
+  ProgramPayloadSchema,
+  SpecsPayloadSchema,
+  ValuePayloadSchema,
+} from "../gen/es/colocated/v1/payload_pb";
 import { SharedObjectTableSchema } from "../gen/es/colocated/v1/table_pb";
-import { Header, Specs, SpecsPayload } from "../gen/ts/colocated/v1/payload";
-import { Entry } from "../gen/ts/colocated/v1/table";
+import {
+  FunctionMessage,
+  Header,
+  ProgramPayload,
+  Specs,
+  SpecsPayload,
+  Value,
+  ValuePayload,
+} from "../gen/ts/colocated/v1/payload";
+import { Entry, type SharedObjectTable } from "../gen/ts/colocated/v1/table";
 import { isSettled } from "./settled";
 
 /**
@@ -17,35 +30,93 @@ interface Encoder<M> {
   encode(message: M, writer?: BinaryWriter): BinaryWriter;
 }
 
-/** The tag of a length-delimited field: its number and wire type 2. */
-const lengthDelimited = (field: { number: number }) => (field.number << 3) | 2;
-const HEADER = lengthDelimited(SpecsPayloadSchema.field.header);
-const TABLE = lengthDelimited(SpecsPayloadSchema.field.table);
-const SPECS = lengthDelimited(SpecsPayloadSchema.field.specs);
-const ENTRY = lengthDelimited(SharedObjectTableSchema.field.entries);
+/** What every payload begins with. */
+interface Envelope {
+  header?: Header | undefined;
+  table?: SharedObjectTable | undefined;
+  _unknownFields?: unknown;
+}
+
+/** A field's tag: its number and wire type, as its message's descriptor gives them. */
+const tag = (field: DescField, wireType: WireType) => (field.number << 3) | wireType;
+const message = (field: DescField) => tag(field, WireType.LengthDelimited);
+
+/** Each payload's fields, by its descriptor: a header and a table, then its own parts. */
+const SPECS = {
+  header: message(SpecsPayloadSchema.field.header),
+  table: message(SpecsPayloadSchema.field.table),
+  specs: message(SpecsPayloadSchema.field.specs),
+};
+const PROGRAM = {
+  header: message(ProgramPayloadSchema.field.header),
+  table: message(ProgramPayloadSchema.field.table),
+  function: message(ProgramPayloadSchema.field.function),
+  inputSpecs: message(ProgramPayloadSchema.field.inputSpecs),
+  outputSpecs: message(ProgramPayloadSchema.field.outputSpecs),
+  devices: tag(ProgramPayloadSchema.field.devices, WireType.Varint),
+};
+const VALUE = {
+  header: message(ValuePayloadSchema.field.header),
+  table: message(ValuePayloadSchema.field.table),
+  value: message(ValuePayloadSchema.field.value),
+};
+const ENTRY = message(SharedObjectTableSchema.field.entries);
 
 /** The bytes of settled messages, written once. */
 const ENCODED = new WeakMap<object, Uint8Array>();
 
 /** Writes a SpecsPayload message as bytes. */
 export function writeSpecsPayload(message: SpecsPayload): Uint8Array {
-  const { header, table, specs } = message;
-  // Unknown fields of the envelope go where the generated encoder puts them.
+  return writePayload(message, SpecsPayload, SPECS, (writer) => {
+    if (message.specs !== undefined) writePart(writer, SPECS.specs, message.specs, Specs);
+  });
+}
+
+/** Writes a ProgramPayload message as bytes. */
+export function writeProgramPayload(message: ProgramPayload): Uint8Array {
+  const { function: fn, inputSpecs, outputSpecs, devices } = message;
+  return writePayload(message, ProgramPayload, PROGRAM, (writer) => {
+    if (fn !== undefined) writePart(writer, PROGRAM.function, fn, FunctionMessage);
+    if (inputSpecs !== undefined) writePart(writer, PROGRAM.inputSpecs, inputSpecs, Specs);
+    if (outputSpecs !== undefined) writePart(writer, PROGRAM.outputSpecs, outputSpecs, Specs);
+    if (devices !== undefined) writer.uint32(PROGRAM.devices).uint32(devices);
+  });
+}
+
+/** Writes a ValuePayload message as bytes. */
+export function writeValuePayload(message: ValuePayload): Uint8Array {
+  return writePayload(message, ValuePayload, VALUE, (writer) => {
+    if (message.value !== undefined) writePart(writer, VALUE.value, message.value, Value);
+  });
+}
+
+/**
+ * Writes a payload's header and table, then its own parts (`writeParts`, in field order). A
+ * payload whose envelope carries unknown fields is written by the generated encoder, which puts
+ * them last.
+ */
+function writePayload<M extends Envelope>(
+  message: M,
+  generated: Encoder<M>,
+  envelope: { header: number; table: number },
+  writeParts: (writer: BinaryWriter) => void,
+): Uint8Array {
+  const { header, table } = message;
   if (message._unknownFields !== undefined || table?._unknownFields !== undefined) {
-    return SpecsPayload.encode(message).finish();
+    return generated.encode(message).finish();
   }
   const writer = new BinaryWriter();
-  if (header !== undefined) Header.encode(header, writer.uint32(HEADER).fork()).join();
+  if (header !== undefined) Header.encode(header, writer.uint32(envelope.header).fork()).join();
   if (table !== undefined) {
-    writer.uint32(TABLE).fork();
+    writer.uint32(envelope.table).fork();
     for (const entry of table.entries) writePart(writer, ENTRY, entry, Entry);
     writer.join();
   }
-  if (specs !== undefined) writePart(writer, SPECS, specs, Specs);
+  writeParts(writer);
   return writer.finish();
 }
 
-/** Writes one length-delimited message field: its kept bytes if it is settled. */
+/** Writes one message field: its kept bytes if it is settled. */
 function writePart<M extends object>(
   writer: BinaryWriter,
   tag: number,

@@ -83,7 +83,7 @@ describe.each([
 
   test("the program is lowered and encoded once for every member, each member's call once", async () => {
     const { small } = calls();
-    const lower = jest.spyOn(encode, "lowerProgramPayload");
+    const lower = jest.spyOn(encode, "encodeProgram");
     const start = jest.spyOn(ExecuteStart, "encode");
     const chunk = jest.spyOn(request, "chunkFrame");
     const loads = group.programLoads;

@@ -1,12 +1,12 @@
 import fc from "fast-check";
-import { SpecsPayload } from "../gen/ts/colocated/v1/payload";
-import { EncodeError, lowerSpecsPayload } from "../src";
+import { ProgramPayload, SpecsPayload, ValuePayload } from "../gen/ts/colocated/v1/payload";
+import { EncodeError, lowerProgramPayload, lowerSpecsPayload, lowerValuePayload } from "../src";
 import { isSettled } from "../src/settled";
-import { writeSpecsPayload } from "../src/write-payload";
-import { build, specsModel } from "./property-models";
+import { writeProgramPayload, writeSpecsPayload, writeValuePayload } from "../src/write-payload";
+import { build, buildValue, programModel, specsModel, valueModel } from "./property-models";
 
 /**
- * writeSpecsPayload writes what the generated encoder writes, whether a part is settled (its
+ * The payload writers write what the generated encoder writes, whether a part is settled (its
  * kept bytes copied in) or not, at every target, with unknown fields in the envelope.
  */
 
@@ -35,6 +35,36 @@ test("the bytes are the generated encoder's, settled parts or not, at every targ
         const generated = SpecsPayload.encode(message).finish();
         expect(writeSpecsPayload(message)).toEqual(generated);
         expect(writeSpecsPayload(structuredClone(message))).toEqual(generated);
+      }
+    }),
+    RUNS,
+  );
+});
+
+test("a program's bytes are the generated encoder's, lowered once or again", () => {
+  fc.assert(
+    fc.property(programModel, (desc) => {
+      const { program } = build(desc);
+      if (program === undefined) throw new Error("a program model builds a program");
+      for (let round = 0; round < 2; round++) {
+        const message = lowerProgramPayload(program);
+        const generated = ProgramPayload.encode(message).finish();
+        expect(writeProgramPayload(message)).toEqual(generated);
+        expect(writeProgramPayload(structuredClone(message))).toEqual(generated);
+      }
+    }),
+    RUNS,
+  );
+});
+
+test("a value's bytes are the generated encoder's, lowered once or again", () => {
+  fc.assert(
+    fc.property(valueModel, (desc) => {
+      const { treedef, leaves } = buildValue(desc);
+      for (let round = 0; round < 2; round++) {
+        const message = lowerValuePayload(treedef, leaves);
+        const generated = ValuePayload.encode(message).finish();
+        expect(writeValuePayload(message)).toEqual(generated);
       }
     }),
     RUNS,

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { ProgramPayload } from "../../../gen/ts/colocated/v1/payload";
-import { lowerProgramPayload } from "../../encode";
+import { encodeProgram } from "../../encode";
 import { DecodeError } from "../../errors";
 import type { Program } from "../../model/program";
 import { loadRequest } from "../messages/load-program-request";
@@ -41,8 +41,7 @@ export function sentProgram(program: Program | Uint8Array, version: number): Sen
   }
   let sent = byVersion.get(version);
   if (!sent) {
-    const message = lowerProgramPayload(program, { targetMinorVersion: version });
-    const bytes = ProgramPayload.encode(message).finish();
+    const bytes = encodeProgram(program, { targetMinorVersion: version });
     sent = { request: loadRequest(version, bytes), key: sha256(bytes) };
     byVersion.set(version, sent);
   }
