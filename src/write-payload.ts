@@ -39,28 +39,28 @@ interface Envelope {
 
 /** A field's tag: its number and wire type, as its message's descriptor gives them. */
 const tag = (field: DescField, wireType: WireType) => (field.number << 3) | wireType;
-const message = (field: DescField) => tag(field, WireType.LengthDelimited);
+const messageTag = (field: DescField) => tag(field, WireType.LengthDelimited);
 
 /** Each payload's fields, by its descriptor: a header and a table, then its own parts. */
 const SPECS = {
-  header: message(SpecsPayloadSchema.field.header),
-  table: message(SpecsPayloadSchema.field.table),
-  specs: message(SpecsPayloadSchema.field.specs),
+  header: messageTag(SpecsPayloadSchema.field.header),
+  table: messageTag(SpecsPayloadSchema.field.table),
+  specs: messageTag(SpecsPayloadSchema.field.specs),
 };
 const PROGRAM = {
-  header: message(ProgramPayloadSchema.field.header),
-  table: message(ProgramPayloadSchema.field.table),
-  function: message(ProgramPayloadSchema.field.function),
-  inputSpecs: message(ProgramPayloadSchema.field.inputSpecs),
-  outputSpecs: message(ProgramPayloadSchema.field.outputSpecs),
+  header: messageTag(ProgramPayloadSchema.field.header),
+  table: messageTag(ProgramPayloadSchema.field.table),
+  function: messageTag(ProgramPayloadSchema.field.function),
+  inputSpecs: messageTag(ProgramPayloadSchema.field.inputSpecs),
+  outputSpecs: messageTag(ProgramPayloadSchema.field.outputSpecs),
   devices: tag(ProgramPayloadSchema.field.devices, WireType.Varint),
 };
 const VALUE = {
-  header: message(ValuePayloadSchema.field.header),
-  table: message(ValuePayloadSchema.field.table),
-  value: message(ValuePayloadSchema.field.value),
+  header: messageTag(ValuePayloadSchema.field.header),
+  table: messageTag(ValuePayloadSchema.field.table),
+  value: messageTag(ValuePayloadSchema.field.value),
 };
-const ENTRY = message(SharedObjectTableSchema.field.entries);
+const ENTRY = messageTag(SharedObjectTableSchema.field.entries);
 
 /** The bytes of settled messages, written once. */
 const ENCODED = new WeakMap<object, Uint8Array>();
@@ -105,15 +105,36 @@ function writePayload<M extends Envelope>(
   if (message._unknownFields !== undefined || table?._unknownFields !== undefined) {
     return generated.encode(message).finish();
   }
-  const writer = new BinaryWriter();
-  if (header !== undefined) Header.encode(header, writer.uint32(envelope.header).fork()).join();
-  if (table !== undefined) {
-    writer.uint32(envelope.table).fork();
-    for (const entry of table.entries) writePart(writer, ENTRY, entry, Entry);
-    writer.join();
+  const writer = takeWriter();
+  try {
+    if (header !== undefined) Header.encode(header, writer.uint32(envelope.header).fork()).join();
+    if (table !== undefined) {
+      writer.uint32(envelope.table).fork();
+      for (const entry of table.entries) writePart(writer, ENTRY, entry, Entry);
+      writer.join();
+    }
+    writeParts(writer);
+    const bytes = writer.finish();
+    if (bytes.length <= KEPT_WRITER_BYTES) spare = writer;
+    return bytes;
+  } catch (error) {
+    spare = new BinaryWriter(); // the failed writer's state is not to be trusted
+    throw error;
   }
-  writeParts(writer);
-  return writer.finish();
+}
+
+/**
+ * One writer is kept from payload to payload, so its buffer does not grow again from nothing
+ * (four allocations for a payload of a kilobyte); one that grew past this is let go.
+ */
+const KEPT_WRITER_BYTES = 1 << 20;
+let spare: BinaryWriter | undefined = new BinaryWriter();
+
+/** The kept writer, or a new one while it is in use. */
+function takeWriter(): BinaryWriter {
+  const writer = spare ?? new BinaryWriter();
+  spare = undefined;
+  return writer;
 }
 
 /** Writes one message field: its kept bytes if it is settled. */
