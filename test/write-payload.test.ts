@@ -97,3 +97,40 @@ test("unknown fields of the envelope are written where the generated encoder put
   };
   expect(writeSpecsPayload(inTable)).toEqual(SpecsPayload.encode(inTable).finish());
 });
+
+/** Where in `root` an object or array is frozen (a model's own frozen parts included). */
+function frozenParts(root: unknown): string[] {
+  const seen = new Set<unknown>();
+  const found: string[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return;
+    if (seen.has(value)) return;
+    seen.add(value);
+    if (Object.isFrozen(value) && Object.keys(value).length > 0) found.push(path);
+    for (const [key, part] of Object.entries(value)) walk(part, `${path}.${key}`);
+  };
+  walk(root, "model");
+  return found;
+}
+
+test("settling what is kept freezes nothing of the caller's model", () => {
+  fc.assert(
+    fc.property(specsModel, (desc) => {
+      const { specs } = build(desc);
+      const before = frozenParts(specs);
+      lowerSpecsPayload(specs.treedef, specs.leaves);
+      lowerSpecsPayload(specs.treedef, specs.leaves);
+      expect(frozenParts(specs)).toEqual(before);
+    }),
+    RUNS,
+  );
+  fc.assert(
+    fc.property(valueModel, (desc) => {
+      const value = buildValue(desc);
+      const before = frozenParts(value);
+      lowerValuePayload(value.treedef, value.leaves);
+      expect(frozenParts(value)).toEqual(before);
+    }),
+    RUNS,
+  );
+});
