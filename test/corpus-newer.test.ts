@@ -29,7 +29,7 @@ import {
   UnknownValueLeaf,
   type ValueLeaf,
 } from "../src";
-import { range } from "./fixtures";
+import { fourShardedLeaves, range } from "./fixtures";
 
 /**
  * Payloads of a newer minor version (test/corpus/newer/): new fields in every message, in the
@@ -103,12 +103,7 @@ function keyTriePayload(): Uint8Array {
       tree[`${prefix}.layers.${i}.mlp.weight`] = new ShapeDtypeStruct([4, 8], "bfloat16");
     }
   }
-  const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
-  const message: Loose = SpecsPayload.decode(encodeSpecs(treedef, leaves));
-  everywhere(message);
-  message.header.minorVersion = 3;
-  message.table.entries.push(...newKinds());
-  return SpecsPayload.encode(message).finish();
+  return newerSpecs(tree);
 }
 
 /**
@@ -116,15 +111,14 @@ function keyTriePayload(): Uint8Array {
  * copy), new fields in the Specs beside its leaves and copies.
  */
 function leafCopiesPayload(): Uint8Array {
-  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
-  const cycled = [
-    new PartitionSpec("x", "y"),
-    new PartitionSpec("y", "x"),
-    new PartitionSpec(null, "y"),
-    new PartitionSpec(["x", "y"]),
-  ].map((spec) => new ShapeDtypeStruct([8, 4], "float32", new NamedSharding(mesh, spec)));
+  const cycled = fourShardedLeaves([8, 4], "float32");
   const block = { b: new ShapeDtypeStruct([4], "bfloat16"), w: cycled[0] };
   const tree = { blocks: range(3).map(() => block), cycle: range(64).map((i) => cycled[i % 4]) };
+  return newerSpecs(tree);
+}
+
+/** A specs tree's payload as a newer writer might send it: 1.3, new fields everywhere, new kinds. */
+function newerSpecs(tree: unknown): Uint8Array {
   const { treedef, leaves } = treeFlatten<ShapeDtypeStruct>(tree);
   const message: Loose = SpecsPayload.decode(encodeSpecs(treedef, leaves));
   everywhere(message);

@@ -31,6 +31,23 @@ export function smallMesh(): Mesh {
   return new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
 }
 
+/**
+ * Leaves of one shape and dtype on four NamedShardings of smallMesh(), for trees whose leaves
+ * cycle through them (the leaf copies of 1.3).
+ */
+export function fourShardedLeaves(
+  shape: number[],
+  dtype: ShapeDtypeStruct["dtype"],
+): ShapeDtypeStruct[] {
+  const mesh = smallMesh();
+  return [
+    new PartitionSpec("x", "y"),
+    new PartitionSpec("y", "x"),
+    new PartitionSpec(null, "y"),
+    new PartitionSpec(["x", "y"]),
+  ].map((spec) => new ShapeDtypeStruct(shape, dtype, new NamedSharding(mesh, spec)));
+}
+
 /** Specs bytes for a list of leaves. */
 export function specsBytes(leaves: ShapeDtypeStruct[]): Uint8Array {
   const { treedef } = treeFlatten(leaves);

@@ -3,24 +3,14 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ProgramPayload, Specs, SpecsPayload } from "../gen/ts/colocated/v1/payload";
 import { TreeDef } from "../gen/ts/colocated/v1/tree";
-import {
-  DeviceList,
-  encodeProgram,
-  encodeSpecs,
-  FunctionRef,
-  Mesh,
-  NamedSharding,
-  PartitionSpec,
-  ShapeDtypeStruct,
-  treeFlatten,
-} from "../src";
+import { encodeProgram, encodeSpecs, FunctionRef, ShapeDtypeStruct, treeFlatten } from "../src";
 import { inspectionJson, inspectorPage } from "../src/cli/inspect-page";
 import { formatInspection, inspectPayload } from "../src/inspector/inspection";
 import { describeKeyPool } from "../src/inspector/key-pool";
 import { describeLeafCopies } from "../src/inspector/leaf-copies";
 import type { PayloadView } from "../src/inspector/view";
 import { chromiumPage } from "./chromium-page";
-import { range } from "./fixtures";
+import { fourShardedLeaves, range, smallMesh } from "./fixtures";
 import { buildSpecs } from "./support/build-specs";
 import { s2Cases, trainingCases } from "./support/scenarios";
 
@@ -387,13 +377,7 @@ describe("each tree's leaves, when some are leaf copies (1.3)", () => {
   });
 
   test("a program's input of REPEATs and cycles; its output without copies has no line", () => {
-    const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
-    const cycled = [
-      new PartitionSpec("x", "y"),
-      new PartitionSpec("y", "x"),
-      new PartitionSpec(null, "y"),
-      new PartitionSpec(["x", "y"]),
-    ].map((spec) => new ShapeDtypeStruct([8, 8], "bfloat16", new NamedSharding(mesh, spec)));
+    const cycled = fourShardedLeaves([8, 8], "bfloat16");
     const small = new ShapeDtypeStruct([8], "float32");
     const block = { attn: { b: small, w: cycled[0] }, mlp: [cycled[1], small] };
     // 4 equal blocks (3 REPEATs, their 12 leaves not in the leaf list), then 64 in a cycle of 4.
@@ -406,7 +390,7 @@ describe("each tree's leaves, when some are leaf copies (1.3)", () => {
       function: new FunctionRef("json", "dumps"),
       inputs,
       outputs,
-      devices: mesh.devices,
+      devices: smallMesh().devices,
     });
     const view = inspectionJson(bytes);
     const [input, output] = view.parts;

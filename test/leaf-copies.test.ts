@@ -23,6 +23,7 @@ import {
   type WrittenLeaves,
 } from "../src/entries/leaf-copies";
 import { range } from "./fixtures";
+import { seededRandom } from "./support/seeded-random";
 
 /**
  * Leaf copies (colocated.v1.3), by property and by example:
@@ -505,21 +506,9 @@ describe("encodeSpecs", () => {
 // ---------------------------------------------------------------------------------------------
 // The same copies from both languages: test/vectors/leaf_copies.json.
 
-/** A deterministic generator (mulberry32), so the lists are the same on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** `n` references over `alphabet` values, about `repeat` of them runs repeated from earlier. */
 function seededList(seed: number, n: number, alphabet: number[], repeat: number): number[] {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const pick = (k: number) => Math.floor(random() * k);
   const out: number[] = [];
   while (out.length < n) {

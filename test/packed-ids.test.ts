@@ -4,18 +4,7 @@ import { DecodeError, DeviceList, decodeSpecs, Mesh, NamedSharding, PartitionSpe
 import { ShapeDtypeStruct } from "../src/model/shape-dtype-struct";
 import { type IdForm, type PackedRecord, readPackedIds } from "../src/packed-ids";
 import { specsBytes, toBytes, validPayload } from "./fixtures";
-
-/** A seeded PRNG (mulberry32), so every run sees the same lists. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "./support/seeded-random";
 
 /** A value whose varint is 1 to 5 bytes long, each length as likely. */
 function anyWidth(random: () => number): number {
@@ -39,7 +28,7 @@ function generated(bytes: Uint8Array, form: IdForm): number[] {
 
 describe("packed device ids read ahead", () => {
   test("give what BinaryReader gives, varint by varint, on random lists of every width", () => {
-    const random = seeded(18);
+    const random = seededRandom(18);
     for (let t = 0; t < 500; t++) {
       const writer = new BinaryWriter();
       const n = 256 + Math.floor(random() * 50); // shorter lists are not read ahead
@@ -77,7 +66,7 @@ describe("packed device ids read ahead", () => {
   });
 
   test("decode shuffled device lists, plain and delta, to the ids encoded", () => {
-    const random = seeded(7);
+    const random = seededRandom(7);
     for (const n of [8, 200, 5000]) {
       const ids = Array.from({ length: n }, (_, i) => i * 3);
       for (let i = n - 1; i > 0; i--) {

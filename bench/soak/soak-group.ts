@@ -13,6 +13,7 @@ import {
 } from "../../src";
 import type { WorkerProcess } from "../../src/cli/worker-process";
 import { callInputs, WorkerClient, WorkerGroup } from "../../src/rpc";
+import { seededRandom } from "../../test/support/seeded-random";
 import {
   addTally,
   count,
@@ -25,7 +26,7 @@ import {
 import { startJobWorkers } from "../group/group-job";
 import { type CallRecord, keepCalling } from "./soak-lanes";
 import type { PartContext } from "./soak-plan";
-import { derivedSeed, seededRandom } from "./soak-random";
+import { derivedSeed } from "./soak-random";
 import type { GroupFault, GroupResult } from "./soak-results";
 
 /**

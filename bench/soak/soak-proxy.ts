@@ -1,6 +1,7 @@
 import type { Socket } from "node:net";
+import { seededRandom } from "../../test/support/seeded-random";
 import { tcpProxy } from "../../test/support/tcp-proxy";
-import { derivedSeed, seededRandom } from "./soak-random";
+import { derivedSeed } from "./soak-random";
 
 /**
  * A TCP proxy on 127.0.0.1 that breaks the connections it forwards, by a seeded plan: each

@@ -1,19 +1,7 @@
 /**
- * Seeded pseudo-random numbers for the soak's faults, so that a run can be repeated: the same
- * seed gives every connection the same plan of cuts and stalls.
+ * Seeds for the soak's faults, so that a run can be repeated: the same seed gives every
+ * connection the same plan of cuts and stalls (test/support/seeded-random.ts makes the numbers).
  */
-
-/** A generator of numbers in [0, 1) from `seed` (mulberry32: small, fast, good enough for faults). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** A seed of its own for each of `parts` (a connection, a direction) derived from `seed`. */
 export function derivedSeed(seed: number, ...parts: number[]): number {

@@ -19,10 +19,11 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
+from test_key_trie import _settings
 from test_vectors import _typescript_cli, _vector
 
 from colocated_wire import (
@@ -41,17 +42,6 @@ from colocated_wire.entries.leaf_copies import (
 )
 
 LEAF_COPIES_JSON = Path(__file__).resolve().parents[2] / "test" / "vectors" / "leaf_copies.json"
-
-
-def _settings(n):
-    # Derandomized: the same cases on every run.
-    return settings(
-        max_examples=n,
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
 
 
 def varint_size(value: int) -> int:

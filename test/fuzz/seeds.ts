@@ -21,7 +21,7 @@ import {
 } from "../../src";
 import { dtypeSince } from "../../src/entries/array-spec";
 import { specs } from "../corpus-builders";
-import { PYTHON_WRITER, range } from "../fixtures";
+import { fourShardedLeaves, PYTHON_WRITER, range } from "../fixtures";
 
 /** A valid payload the fuzzer starts from. */
 export interface Seed {
@@ -133,16 +133,7 @@ function keyTrie(): Uint8Array {
  * the leaf list leaves out) and a first cycle the later one may copy from across them.
  */
 function leafCopies(): Uint8Array {
-  const mesh = new Mesh(new DeviceList(range(8)), [2, 4], ["x", "y"]);
-  const specs = [
-    new PartitionSpec("x", "y"),
-    new PartitionSpec("y", "x"),
-    new PartitionSpec(null, "y"),
-    new PartitionSpec(["x", "y"]),
-  ];
-  const cycled = specs.map(
-    (s) => new ShapeDtypeStruct([8, 8], "bfloat16", new NamedSharding(mesh, s)),
-  );
+  const cycled = fourShardedLeaves([8, 8], "bfloat16");
   const cycle = (n: number) => range(n).map((i) => cycled[i % cycled.length]);
   const block = {
     attn: { b: new ShapeDtypeStruct([8], "float32"), w: cycled[0] },

@@ -4,6 +4,7 @@
  * objects from it (jax_bench.py), so every side encodes the same content.
  */
 
+import { seededRandom } from "./seeded-random";
 import {
   type Blueprint,
   countLeaves,
@@ -225,7 +226,8 @@ export function deviceCount(c: Case): number {
 export function deviceIds(c: Case): number[] {
   const ids = Array.from({ length: deviceCount(c) }, (_, i) => i);
   if (c.order === "regular") return ids;
-  const random = mulberry32(deviceCount(c));
+  // The Python side receives the ids, not the generator.
+  const random = seededRandom(deviceCount(c));
   for (let i = ids.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [ids[i], ids[j]] = [ids[j], ids[i]];
@@ -236,16 +238,4 @@ export function deviceIds(c: Case): number[] {
 /** The dict key of leaf i: zero-padded, so sorted keys keep the leaves in order. */
 export function leafKey(i: number, leafCount: number): string {
   return `p${String(i).padStart(String(leafCount - 1).length, "0")}`;
-}
-
-/** A small seeded PRNG (mulberry32); the Python side receives the ids, not the generator. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
