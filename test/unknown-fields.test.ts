@@ -11,6 +11,7 @@ import {
   UnknownEntry,
 } from "../src";
 import { exampleProgram } from "../src/example";
+import { tableSlot } from "../src/table/table-slots";
 import { toBytes, validPayload } from "./fixtures";
 
 // Field numbers no colocated.v1 message uses, as a newer minor version might add them.
@@ -71,7 +72,7 @@ describe("nothing from a newer minor version is lost", () => {
     expect(mesh?.$case === "mesh" && mesh.value._unknownFields).toEqual(varintField(11, 7));
   });
 
-  test("an entry with unknown fields is lowered every time, before or after an equal plain one", () => {
+  test("an object with unknown fields keeps an entry of its own, before or after an equal plain one", () => {
     const [newer] = decodeSpecs(newerPayload()).leaves;
     const [plain] = decodeSpecs(toBytes(validPayload())).leaves;
     const meshFields = (leaf: ShapeDtypeStruct) => {
@@ -79,7 +80,10 @@ describe("nothing from a newer minor version is lost", () => {
       const mesh = SpecsPayload.decode(bytes).table!.entries.find((e) => e.kind?.$case === "mesh");
       return mesh?.kind?.$case === "mesh" ? (mesh.kind.value._unknownFields ?? {}) : undefined;
     };
-    // The plain mesh's entry is kept for its value; the newer one's still takes its own fields.
+    // The newer mesh has a slot of its own (its entry carries its fields), the plain one the
+    // slot of its value; each keeps its entry from one encode to the next.
+    const meshOf = (leaf: ShapeDtypeStruct) => (leaf.sharding as NamedSharding).mesh;
+    expect(tableSlot(meshOf(newer))).not.toBe(tableSlot(meshOf(plain)));
     expect(meshFields(plain)).toEqual({});
     expect(meshFields(newer)).toEqual(varintField(11, 7));
     expect(meshFields(plain)).toEqual({});

@@ -101,18 +101,18 @@ export class TableBuilder implements LowerTable {
 
   /**
    * A new value's entry: the one its slot noted when it was last lowered on the same scope (the
-   * entry it refers to) for the same target, or lowered now. A value decoded with unknown fields
-   * is lowered every time, as its entry takes them on (#append).
+   * entry it refers to) for the same target, or lowered now, with the unknown fields of the
+   * entry it was decoded from (an object decoded with them has a slot of its own).
    */
   #entry(codec: EntryCodec, object: SharedObject, scope: number, ctx: Context): Entry {
-    if (!(object instanceof ValueObject) || entryOrigin(object))
-      return codec.lower(object as never, ctx);
-    const slot = tableSlot(object);
-    const last = slot.lowered;
+    const slot = object instanceof ValueObject ? tableSlot(object) : undefined;
+    const last = slot?.lowered;
     const target = this.targetMinorVersion;
     if (last !== undefined && last.scope === scope && last.target === target) return last.entry;
-    const entry = settled(codec.lower(object as never, ctx));
-    slot.lowered = { scope, target, entry };
+    const entry = codec.lower(object as never, ctx);
+    const origin = entryOrigin(object);
+    if (origin) graftUnknownFields(origin, entry);
+    if (slot) slot.lowered = { scope, target, entry: settled(entry) };
     return entry;
   }
 
@@ -135,8 +135,6 @@ export class TableBuilder implements LowerTable {
   }
 
   #append(object: SharedObject, byKey: Map<string, number>, key: string, entry: Entry): number {
-    const origin = entryOrigin(object);
-    if (origin) graftUnknownFields(origin, entry);
     const index = this.entries.length;
     this.entries.push(entry);
     this.objects.push(object);

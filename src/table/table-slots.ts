@@ -2,6 +2,7 @@ import type { Entry } from "../../gen/ts/colocated/v1/table";
 import { codecOf, type EntryCodec } from "../entries";
 import type { SharedObject } from "../model/program";
 import { ValueObject } from "../model/value-key";
+import { entryOrigin } from "../provenance";
 import { SCHEMA_MINOR_VERSION } from "../version";
 import type { LowerContext } from "./lower-table";
 
@@ -12,7 +13,9 @@ import type { LowerContext } from "./lower-table";
  * finds a value it has met, through any equal object, at the cost of two reads. So the specs a
  * program sends on every call, and a sharding made afresh for every leaf, are keyed once, not
  * once per encode. Slots hold no object alive; the shared ones are bounded (MAX_SHARED_SLOTS), and an
- * object resolved after they were dropped gets a new slot, which the table then keys again.
+ * object resolved after they were dropped gets a new slot, which the table then keys again. An
+ * object decoded with unknown fields has a slot of its own (its entry carries them), and so has
+ * every value that refers to it.
  */
 
 /** Where tables note a value's entry: the last table's serial number and the entry there. */
@@ -62,7 +65,8 @@ function slotId(object: SharedObject): number {
 /** An object's shared slot, or a slot of its own if it cannot be keyed here (the table says why). */
 function resolve(object: ValueObject): TableSlot {
   const codec = codecOf(object as SharedObject);
-  if (codec === undefined) return newSlot();
+  // An object decoded with unknown fields writes them in its entry: its value is not all it is.
+  if (codec === undefined || entryOrigin(object as SharedObject)) return newSlot();
   let scope: number;
   let key: string;
   try {
