@@ -1,4 +1,5 @@
-import { Specs } from "../../gen/ts/colocated/v1/payload";
+import type { Specs } from "../../gen/ts/colocated/v1/payload";
+import { packedFieldSize } from "../wire-sizes";
 
 /**
  * How a tree's leaves are written when some are leaf copies (1.3, `Specs.leaf_copies`): the
@@ -30,8 +31,7 @@ export function leafCopiesView(specs: Specs, leaves: number): LeafCopiesView | u
   const written = specs.leaves.length;
   let copied = 0;
   for (let c = 2; c < leafCopies.length; c += 3) copied += leafCopies[c];
-  const bytes = Specs.encode(Specs.fromPartial({ leaves: specs.leaves, leafCopies })).finish()
-    .length;
+  const bytes = packedFieldSize(specs.leaves) + packedFieldSize(leafCopies);
   return {
     leaves,
     written,
