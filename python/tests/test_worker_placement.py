@@ -7,7 +7,8 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from colocated_wire.worker import placement as worker_placement
-from colocated_wire.worker.placement import place, placed_directly
+from colocated_wire.worker.arrays import direct_puts, place_inputs
+from colocated_wire.worker.placement import direct_put, place, placed_directly
 
 HOSTS = [
     np.arange(32, dtype=np.float32).reshape(8, 4),
@@ -95,3 +96,44 @@ def test_place_mixes_both_ways_and_keeps_the_order(devices, mesh_2x4):
     assert [describe(x) for x in placed] == [describe(x) for x in expected]
     for got, want in zip(placed, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_a_put_decided_at_load_is_the_array_jax_device_put_makes(devices):
+    sharding = SingleDeviceSharding(devices[2])
+    for host in HOSTS:
+        put = direct_put(host.dtype, host.shape, sharding)
+        copied = host.nbytes <= worker_placement.COPIED_BYTES and host.dtype.kind in "biufc"
+        assert (put is not None) == copied, host.dtype
+        if put is None:
+            continue
+        placed = put(memoryview(host.tobytes()))  # read-only bytes, as a request's
+        assert describe(placed) == describe(jax.device_put(host, sharding))
+        np.testing.assert_array_equal(np.asarray(placed), host)
+
+
+def test_no_put_is_decided_for_what_jax_would_change_or_spread(devices, mesh_2x4):
+    one = SingleDeviceSharding(devices[0])
+    assert direct_put(np.dtype(np.float64), (3,), one) is None  # x64 off: JAX makes it float32
+    assert direct_put(jax.dtypes.float0, (3,), one) is None  # JAX keeps it on the host
+    assert direct_put(jax.random.key(0).dtype, (), one) is None  # a PRNG key: its key data
+    assert (
+        direct_put(np.dtype(np.float32), (2, 4), NamedSharding(mesh_2x4, PartitionSpec())) is None
+    )
+
+
+def test_inputs_put_as_decided_at_load_match_the_general_path(devices, mesh_2x4):
+    one = SingleDeviceSharding(devices[1])
+    specs = [jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=one) for h in HOSTS[:4]]
+    data = [memoryview(h.tobytes()) for h in HOSTS[:4]]
+    direct = direct_puts(specs, devices)
+    assert direct is not None and len(direct) == 4
+    placed = place_inputs(specs, data, devices, direct)
+    expected = place_inputs(specs, data, devices)
+    assert [describe(x) for x in placed] == [describe(x) for x in expected]
+    for got, want in zip(placed, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # One input that cannot go directly: the program's inputs take the general path.
+    spread = jax.ShapeDtypeStruct(
+        (2, 4), np.float32, sharding=NamedSharding(mesh_2x4, PartitionSpec())
+    )
+    assert direct_puts([*specs, spread], devices) is None

@@ -64,9 +64,9 @@ def placed(monkeypatch):
     seen = []
     place = worker_execute.place_inputs
 
-    def recording(specs, data, devices):
+    def recording(specs, data, devices, direct=None):
         seen.append(len(data))
-        return place(specs, data, devices)
+        return place(specs, data, devices, direct)
 
     monkeypatch.setattr(worker_execute, "place_inputs", recording)
     return seen

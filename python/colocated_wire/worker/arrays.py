@@ -7,6 +7,7 @@ element takes its NumPy itemsize (sub-byte types such as int4 one byte).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from colocated_wire.worker.inputs import (
     wire_item_bytes,
 )
 from colocated_wire.worker.job import own_shards
-from colocated_wire.worker.placement import place
+from colocated_wire.worker.placement import DirectPut, direct_put, place
 
 # A shard's place in the global array: per dimension, (start, stop).
 Index = tuple[tuple[int, int], ...]
@@ -136,10 +137,30 @@ def output_shards(x: jax.Array | jax.ShapeDtypeStruct) -> Iterator[tuple[Index, 
         yield index, wire_view(host_output(shard.data))
 
 
+def direct_puts(
+    specs: Sequence[jax.ShapeDtypeStruct], devices: Sequence[jax.Device]
+) -> tuple[DirectPut, ...] | None:
+    """How each input goes to its device, decided when the program is loaded; None unless
+    every input goes directly (worker/placement.py)."""
+    if not devices:  # a spec without a sharding has no device to go to: the call says so
+        return None
+    puts = tuple(
+        direct_put(spec.dtype, spec.shape, input_sharding(spec, devices)) for spec in specs
+    )
+    return None if any(put is None for put in puts) else puts
+
+
 def place_inputs(
-    specs: Sequence[jax.ShapeDtypeStruct], data: Sequence[bytes], devices: Sequence[jax.Device]
+    specs: Sequence[jax.ShapeDtypeStruct],
+    data: Sequence[bytes],
+    devices: Sequence[jax.Device],
+    direct: Sequence[DirectPut] | None = None,
 ) -> list[jax.Array]:
-    """Every input placed, its data already checked against its spec (InputCheck)."""
+    """Every input placed, its data already checked against its spec (InputCheck); with the
+    specs' `direct_puts`, without deciding again how."""
+    if direct is not None:
+        with contextlib.suppress(ValueError, TypeError, RuntimeError):  # the rest names it
+            return [put(d) for put, d in zip(direct, data, strict=True)]
     placed = [host_input(spec, d, devices) for spec, d in zip(specs, data, strict=True)]
     try:  # JAX's per-call overhead paid once for all inputs, or not at all (worker/placement.py)
         return place([h for h, _ in placed], [s for _, s in placed])

@@ -46,15 +46,21 @@ def execute(
     loaded.inputs.check(call.inputs)
     check_active(context, "placing its inputs")
     program = loaded.program
-    arrays = place_inputs(program.in_leaves, call.inputs, program.devices)
+    arrays = place_inputs(program.in_leaves, call.inputs, program.devices, loaded.direct)
     args, kwargs = call_arguments(program, arrays)
     check_active(context, "running its function")
-    result = TURN.run(
-        program.devices,
-        context,
-        lambda: run(loaded.name, program.fun, args, kwargs),
-        lambda launched: finished(loaded.name, launched),
-    )
+
+    def launch() -> Any:
+        return run(loaded.name, program.fun, args, kwargs)
+
+    if len(program.devices) < 2:
+        # No turn to hold while the outputs are computed: reading them back waits for them
+        # and names a failed computation as `finished` does, with one GIL hand-off fewer.
+        result = launch()
+    else:
+        result = TURN.run(
+            program.devices, context, launch, lambda launched: finished(loaded.name, launched)
+        )
     check_active(context, "reading its outputs")
     return describe_outputs(loaded.name, result, call.version)
 

@@ -18,16 +18,23 @@ worker's CPU per call at 64 calls at once fell by about 13% (docs/performance-jo
 The copy is the array's own memory (numpy refuses to export the request's
 read-only bytes, and a donating function may write into its input), so only
 inputs up to COPIED_BYTES take it.
+
+A program whose inputs all go that way has it decided when it is loaded
+(direct_put, arrays.direct_puts): its calls then only copy and import, with no
+check of dtype, sharding or size left to make.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Sequence
 
 import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
+
+from colocated_wire.worker.inputs import wire_dtype
 
 
 def _batched_device_put():
@@ -85,16 +92,60 @@ def placed_directly(host: object, sharding: jax.sharding.Sharding) -> jax.Array 
     ):
         return None
     device = next(iter(sharding.device_set))
-    if (
-        _DLPACK is not None
-        and host.nbytes <= COPIED_BYTES
-        and host.dtype.kind in "biufc"  # what DLPack carries: not bfloat16, float8 or int4
-        and device.platform == "cpu"
-    ):
+    if copied_through_dlpack(host.dtype, host.nbytes, device):
         put, cpu = _DLPACK
         return put(np.array(host).__dlpack__(), device, None, None, cpu)
     put, shaped_array = _DIRECT
     return put(shaped_array(host.shape, host.dtype), sharding, [host], [device])
+
+
+def copied_through_dlpack(dtype: np.dtype, nbytes: int, device: jax.Device) -> bool:
+    """Whether placed_directly puts a host array of this dtype and size on `device` as a copy
+    through DLPack."""
+    return (
+        _DLPACK is not None
+        and nbytes <= COPIED_BYTES
+        and dtype.kind in "biufc"  # what DLPack carries: not bfloat16, float8 or int4
+        and device.platform == "cpu"
+    )
+
+
+class DirectPut:
+    """One input's bytes on its one CPU device as placed_directly puts them, with every check
+    made once, when the program is loaded (direct_put): a call only copies and imports."""
+
+    __slots__ = ("_device", "_dtype", "_shape")
+
+    def __init__(self, dtype: np.dtype, shape: tuple[int, ...], device: jax.Device) -> None:
+        self._dtype = dtype
+        self._shape = shape
+        self._device = device
+
+    def __call__(self, data: bytes | memoryview) -> jax.Array:
+        """The input's bytes (already checked against its size) as a jax.Array."""
+        put, cpu = _DLPACK
+        host = np.frombuffer(data, self._dtype).reshape(self._shape)
+        return put(np.array(host).__dlpack__(), self._device, None, None, cpu)
+
+
+def direct_put(
+    dtype: object, shape: Sequence[int], sharding: jax.sharding.Sharding
+) -> DirectPut | None:
+    """How an input of this spec goes to its device, decided once, or None when a call must
+    decide (placed_directly) or it needs jax.device_put."""
+    if (
+        type(sharding) is not SingleDeviceSharding
+        or not isinstance(dtype, np.dtype)  # a PRNG key's dtype, say
+        or dtype == jax.dtypes.float0
+        or wire_dtype(dtype) != dtype  # a big-endian host's: the general path swaps it
+        or not is_canonical(dtype)
+    ):
+        return None
+    device = next(iter(sharding.device_set))
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not copied_through_dlpack(dtype, nbytes, device):
+        return None
+    return DirectPut(dtype, tuple(shape), device)
 
 
 def place(hosts: Sequence[object], shardings: Sequence[jax.sharding.Sharding]) -> list[jax.Array]:

@@ -21,6 +21,7 @@ from colocated_wire.errors import DecodeError, FunctionNotAllowedError, LiftErro
 from colocated_wire.functions import UnloadedFunction, name_of
 from colocated_wire.payload.writer import Writer, payload_writer
 from colocated_wire.worker import metrics
+from colocated_wire.worker.arrays import direct_puts
 from colocated_wire.worker.errors import (
     failed_precondition,
     invalid_argument,
@@ -29,6 +30,7 @@ from colocated_wire.worker.errors import (
 )
 from colocated_wire.worker.explain import same_function, say_miss
 from colocated_wire.worker.inputs import InputCheck, input_check
+from colocated_wire.worker.placement import DirectPut
 from colocated_wire.worker.policy import WorkerPolicy
 from colocated_wire.worker.requests import header_minor_version
 
@@ -45,6 +47,7 @@ class LoadedProgram:
     minor_version: int
     inputs: InputCheck
     writer: Writer | None  # who wrote its payload (1.3), shown by --explain
+    direct: tuple[DirectPut, ...] | None  # how its inputs go to their devices (arrays.direct_puts)
 
 
 class ProgramCache:
@@ -147,4 +150,5 @@ def lift(digest: bytes, data: bytes, version: int, policy: WorkerPolicy) -> Load
     named = name_of(fun)
     name = f"{named[0]}.{named[1]}" if named else "the pickled function"
     minor, checks = header_minor_version(data), input_check(program)
-    return LoadedProgram(digest, program, name, minor, checks, payload_writer(data))
+    direct = direct_puts(program.in_leaves, program.devices)
+    return LoadedProgram(digest, program, name, minor, checks, payload_writer(data), direct)
