@@ -1,9 +1,14 @@
-"""`python -m colocated_wire.worker`: restarts with glibc set to keep freed memory, then serves."""
+"""`python -m colocated_wire.worker`: restarts with its allocator chosen, then serves."""
 
 import sys
 
-from colocated_wire.worker import memory
+from colocated_wire.worker import log, memory
 from colocated_wire.worker.main import main, parse_args
 
-memory.restart_retaining(parse_args().retain_freed_bytes)  # glibc reads it at start
+args = parse_args()
+try:  # the loader and glibc read it at start (worker/memory.py)
+    memory.restart_with_allocator(args.allocator, args.retain_freed_bytes)
+except ValueError as e:
+    log.say(str(e))
+    sys.exit(2)
 sys.exit(main())

@@ -10,8 +10,8 @@ module imports jax, but JAX reads the device count and platform only when
 its backend starts, so setting them before the first device query is in time.
 With --coordinator, --num-processes and --process-id it joins many workers as
 one JAX job first (worker/job.py), and prints `listening on` once all have joined.
-Run as a program, it first starts itself again with glibc set to keep freed
-memory for the next call (worker/memory.py). Its serving threads share one CPU
+Run as a program, it first starts itself again with tcmalloc, or glibc set to
+keep freed memory for the next call (worker/memory.py). Its serving threads share one CPU
 (worker/affinity.py), and functions over several devices launch their
 computations one call at a time (worker/device_turn.py). --metrics-port serves Prometheus metrics
 (worker/metrics.py). --explain says why a function's program was loaded again
@@ -258,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {len(jax.devices())} devices in the job), versions {versions},"
         f" functions by name from {policy.describe_allowed()}, pickles"
         f" {'allowed' if policy.allow_pickle else 'refused'}, serving threads on"
-        f" {'any CPU' if serving_cpu is None else f'CPU {serving_cpu}'}, {turn.describe()}"
+        f" {'any CPU' if serving_cpu is None else f'CPU {serving_cpu}'}, {turn.describe()},"
+        f" {memory.describe()}"
     )
     while not stopping.wait(3600):
         pass
