@@ -18,7 +18,7 @@ import {
 import { type CompressionRow, measureCompression } from "./load-compression";
 import { EchoClient } from "./load-echo";
 import { fasterInProcess, type InProcessRow, measureInProcess } from "./load-inprocess";
-import { startEcho, startWorker, stop } from "./load-servers";
+import { type Served, startEcho, startWorker, stop } from "./load-servers";
 
 /**
  * The load bench: the real worker beside a plain gRPC echo of the same bytes on
@@ -61,6 +61,8 @@ export interface LoadResults {
   array: { chunkBytes: number; worker: Throughput; echo: Throughput };
   compression: CompressionRow[];
   targets: LoadTarget[];
+  /** The worker's allocator as its start-up line says it (worker/memory.py). */
+  allocator: string;
 }
 
 /** Starts a worker and an echo server, measures, and stops them. */
@@ -125,7 +127,8 @@ export async function measureLoad(
         worker.target,
         quick ? 16 << 20 : 64 << 20,
       );
-      return { small, multi, array, compression, targets: loadTargets(small, multi, array) };
+      const targets = loadTargets(small, multi, array);
+      return { small, multi, array, compression, targets, allocator: allocatorOf(worker) };
     } finally {
       client.close();
       echoClient.close();
@@ -133,6 +136,13 @@ export async function measureLoad(
   } finally {
     await Promise.all([stop(worker), stop(echo)]);
   }
+}
+
+/** The allocator a worker serves with: the last part of its start-up line (worker/main.py). */
+function allocatorOf(worker: Served): string {
+  const line = worker.stderr().split("\n").find((l) => l.includes(" CPU devices ("));
+  if (line === undefined) throw new Error(`the worker said no start-up line:\n${worker.stderr()}`);
+  return line.slice(line.lastIndexOf(", ") + 2);
 }
 
 function fastest(runs: Throughput[]): Throughput {
@@ -192,6 +202,8 @@ const x = (v: number) => `${v.toFixed(2)}×`;
 export function loadMarkdown(r: LoadResults): string {
   const serial = serialRow(r.multi.inProcess);
   const lines = [
+    `The worker, the echo and the in-process runs all use the worker's allocator (worker/memory.py): ${r.allocator}.`,
+    "",
     `Small program: \`colocated_wire.examples.affine\` on float32[8, 4] on one CPU device (Execute by handle, ${r.small.requestBytes} B per request) against an echo of the same request bytes. The two take turns (${FULL_CALLS.turns} each, or ${QUICK_CALLS.turns} with --quick; ${FULL_CALLS.calls} calls a side, or ${QUICK_CALLS.calls}) so that a machine that slows down midway slows both.`,
     "",
     ...callsTable(r.small),

@@ -1,6 +1,6 @@
 """A plain gRPC echo server: the limit the load bench holds the worker against.
 
-Same grpcio, same thread count and message limit as the worker, and no work at all:
+Same grpcio, same thread count, allocator and message limit as the worker, and no work at all:
 a unary Echo returns the request's bytes as they came, and a streaming EchoStream
 returns each chunk as it came. It compresses its answers with gzip when the client
 asks, as the worker does. Prints `listening on HOST:PORT` once it serves.
@@ -17,6 +17,7 @@ from concurrent import futures
 
 import grpc
 
+from colocated_wire.worker import memory
 from colocated_wire.worker.compression import ALGORITHMS, COMPRESSION_METADATA
 from colocated_wire.worker.main import MAX_MESSAGE_BYTES
 
@@ -41,6 +42,7 @@ def echo_stream(requests, context):
 
 
 def main(argv: list[str] | None = None) -> int:
+    memory.restart_with_allocator(memory.AUTO, memory.DEFAULT_RETAINED_BYTES)  # as the worker
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)

@@ -2,10 +2,11 @@
 
 Each call does what the worker does with an Execute of the same program: places its input
 bytes (worker/arrays.place_inputs), runs the function, waits for its outputs and reads them
-back as the response's specs and bytes (worker/execute.describe_outputs). One thread gives the
-serial rate; `--threads N` runs N threads under the worker's own protection of XLA's CPU
-client (worker/device_turn.TURN), as its calls would. Prints one JSON object a line per
-program and thread count: calls, seconds, calls/s and ms a call.
+back as the response's specs and bytes (worker/execute.describe_outputs), with the worker's
+allocator (worker/memory.py). One thread gives the serial rate; `--threads N` runs N threads
+under the worker's own protection of XLA's CPU client (worker/device_turn.TURN), as its calls
+would. Prints one JSON object a line per program and thread count: calls, seconds, calls/s
+and ms a call.
 
     .venv/bin/python bench/load/load_inprocess.py --calls 3000 --threads 1 8 64
     .venv/bin/python bench/load/load_inprocess.py --program '8 devices'   # 1 thread, and 4
@@ -19,6 +20,9 @@ import os
 import threading
 import time
 
+from colocated_wire.worker import memory
+
+memory.restart_with_allocator(memory.AUTO, memory.DEFAULT_RETAINED_BYTES)  # as the worker's
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
@@ -28,7 +32,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceShardin
 
 from colocated_wire import examples  # noqa: E402
 from colocated_wire.version import SCHEMA_MINOR_VERSION  # noqa: E402
-from colocated_wire.worker.arrays import place_inputs  # noqa: E402
+from colocated_wire.worker.arrays import direct_puts, place_inputs  # noqa: E402
 from colocated_wire.worker.device_turn import CALLS_IN_FLIGHT, TURN  # noqa: E402
 from colocated_wire.worker.execute import describe_outputs, finished, run  # noqa: E402
 
@@ -64,15 +68,18 @@ def inputs(specs: list[jax.ShapeDtypeStruct]) -> list[bytes]:
 def calls_at(threads: int, calls: int, specs, devices) -> dict:
     data = inputs(specs)
     context = AlwaysActive()
+    direct = direct_puts(specs, devices)
 
-    def one() -> None:
-        arrays = place_inputs(specs, data, devices)
-        result = TURN.run(
-            devices,
-            context,
-            lambda: run("affine", examples.affine, tuple(arrays), {}),
-            lambda launched: finished("affine", launched),
-        )
+    def one() -> None:  # as worker/execute.execute
+        arrays = place_inputs(specs, data, devices, direct)
+
+        def launch():
+            return run("affine", examples.affine, tuple(arrays), {})
+
+        if len(devices) < 2:
+            result = launch()
+        else:
+            result = TURN.run(devices, context, launch, lambda r: finished("affine", r))
         describe_outputs("affine", result, SCHEMA_MINOR_VERSION)
 
     for _ in range(WARM_UP_CALLS):
