@@ -9,8 +9,8 @@ such blocks at all, so a 1 GiB round trip wrote about 3 GiB of fresh pages on ev
 With one arena, no mmaps and a high trim threshold, freed blocks stay in the heap and the
 next call reuses them. But one arena is one lock and one set of free lists for every thread:
 gRPC's I/O threads allocate on one CPU and the serving threads on another
-(worker/affinity.py), and sharing it cost a small call about a tenth of its CPU, a call over
-8 devices a sixth (docs/performance-journal.md, wave 21).
+(worker/affinity.py), and sharing it cost a small call about an eighth of its CPU, a call
+over 8 devices a sixth (docs/performance-journal.md, wave 21).
 
 tcmalloc (gperftools' libtcmalloc_minimal, Debian's libtcmalloc-minimal4, the allocator
 Cloud TPU VMs preload for JAX) has neither cost: each thread keeps its own small blocks,
