@@ -140,7 +140,10 @@ export async function measureLoad(
 
 /** The allocator a worker serves with: the last part of its start-up line (worker/main.py). */
 function allocatorOf(worker: Served): string {
-  const line = worker.stderr().split("\n").find((l) => l.includes(" CPU devices ("));
+  const line = worker
+    .stderr()
+    .split("\n")
+    .find((l) => l.includes(" CPU devices ("));
   if (line === undefined) throw new Error(`the worker said no start-up line:\n${worker.stderr()}`);
   return line.slice(line.lastIndexOf(", ") + 2);
 }
