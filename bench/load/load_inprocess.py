@@ -33,8 +33,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceShardin
 from colocated_wire import examples  # noqa: E402
 from colocated_wire.version import SCHEMA_MINOR_VERSION  # noqa: E402
 from colocated_wire.worker.arrays import direct_puts, place_inputs  # noqa: E402
-from colocated_wire.worker.device_turn import CALLS_IN_FLIGHT, TURN  # noqa: E402
-from colocated_wire.worker.execute import describe_outputs, finished, run  # noqa: E402
+from colocated_wire.worker.device_turn import CALLS_IN_FLIGHT  # noqa: E402
+from colocated_wire.worker.execute import describe_outputs, run_on_devices  # noqa: E402
 
 WARM_UP_CALLS = 300
 
@@ -72,14 +72,7 @@ def calls_at(threads: int, calls: int, specs, devices) -> dict:
 
     def one() -> None:  # as worker/execute.execute
         arrays = place_inputs(specs, data, devices, direct)
-
-        def launch():
-            return run("affine", examples.affine, tuple(arrays), {})
-
-        if len(devices) < 2:
-            result = launch()
-        else:
-            result = TURN.run(devices, context, launch, lambda r: finished("affine", r))
+        result = run_on_devices("affine", examples.affine, tuple(arrays), {}, devices, context)
         describe_outputs("affine", result, SCHEMA_MINOR_VERSION)
 
     for _ in range(WARM_UP_CALLS):

@@ -10,7 +10,7 @@ or one past its deadline stops there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -49,18 +49,7 @@ def execute(
     arrays = place_inputs(program.in_leaves, call.inputs, program.devices, loaded.direct)
     args, kwargs = call_arguments(program, arrays)
     check_active(context, "running its function")
-
-    def launch() -> Any:
-        return run(loaded.name, program.fun, args, kwargs)
-
-    if len(program.devices) < 2:
-        # No turn to hold while the outputs are computed: reading them back waits for them
-        # and names a failed computation as `finished` does, with one GIL hand-off fewer.
-        result = launch()
-    else:
-        result = TURN.run(
-            program.devices, context, launch, lambda launched: finished(loaded.name, launched)
-        )
+    result = run_on_devices(loaded.name, program.fun, args, kwargs, program.devices, context)
     check_active(context, "reading its outputs")
     return describe_outputs(loaded.name, result, call.version)
 
@@ -103,6 +92,28 @@ def call_arguments(program: Program, arrays: list[jax.Array]) -> tuple[tuple, di
             f" Python builds it; got {program.in_treedef}"
         )
     return tree
+
+
+def run_on_devices(
+    name: str,
+    fun: Callable,
+    args: tuple,
+    kwargs: dict,
+    devices: Sequence[jax.Device],
+    context: grpc.ServicerContext,
+) -> Any:
+    """The function's result; over several devices launched in the devices' turn
+    (worker/device_turn.py) and waited for within it."""
+    if len(devices) < 2:
+        # No turn to hold while the outputs are computed: reading them back waits for them
+        # and names a failed computation as `finished` does, with one GIL hand-off fewer.
+        return run(name, fun, args, kwargs)
+    return TURN.run(
+        devices,
+        context,
+        lambda: run(name, fun, args, kwargs),
+        lambda launched: finished(name, launched),
+    )
 
 
 def run(name: str, fun: Callable, args: tuple, kwargs: dict) -> Any:

@@ -83,20 +83,23 @@ def is_canonical(dtype: np.dtype) -> bool:
 def placed_directly(host: object, sharding: jax.sharding.Sharding) -> jax.Array | None:
     """`host` on its one device the way jax.device_put would put it, or None when this
     input needs jax.device_put (not a plain NumPy array, many devices, a dtype JAX changes)."""
-    if (
-        _DIRECT is None
-        or type(sharding) is not SingleDeviceSharding
-        or type(host) is not np.ndarray
-        or host.dtype == jax.dtypes.float0  # JAX keeps it on the host
-        or not is_canonical(host.dtype)
-    ):
+    if _DIRECT is None or type(host) is not np.ndarray or not goes_directly(host.dtype, sharding):
         return None
     device = next(iter(sharding.device_set))
     if copied_through_dlpack(host.dtype, host.nbytes, device):
-        put, cpu = _DLPACK
-        return put(np.array(host).__dlpack__(), device, None, None, cpu)
+        return dlpack_copy(host, device)
     put, shaped_array = _DIRECT
     return put(shaped_array(host.shape, host.dtype), sharding, [host], [device])
+
+
+def goes_directly(dtype: np.dtype, sharding: jax.sharding.Sharding) -> bool:
+    """Whether a host array of this dtype needs none of jax.device_put to go to `sharding`:
+    one device, and a dtype JAX keeps as it is (not float0, which JAX keeps on the host)."""
+    return (
+        type(sharding) is SingleDeviceSharding
+        and dtype != jax.dtypes.float0
+        and is_canonical(dtype)
+    )
 
 
 def copied_through_dlpack(dtype: np.dtype, nbytes: int, device: jax.Device) -> bool:
@@ -108,6 +111,12 @@ def copied_through_dlpack(dtype: np.dtype, nbytes: int, device: jax.Device) -> b
         and dtype.kind in "biufc"  # what DLPack carries: not bfloat16, float8 or int4
         and device.platform == "cpu"
     )
+
+
+def dlpack_copy(host: np.ndarray, device: jax.Device) -> jax.Array:
+    """A copy of `host`, the array's own memory, imported on `device` through DLPack."""
+    put, cpu = _DLPACK
+    return put(np.array(host).__dlpack__(), device, None, None, cpu)
 
 
 class DirectPut:
@@ -123,9 +132,8 @@ class DirectPut:
 
     def __call__(self, data: bytes | memoryview) -> jax.Array:
         """The input's bytes (already checked against its size) as a jax.Array."""
-        put, cpu = _DLPACK
         host = np.frombuffer(data, self._dtype).reshape(self._shape)
-        return put(np.array(host).__dlpack__(), self._device, None, None, cpu)
+        return dlpack_copy(host, self._device)
 
 
 def direct_put(
@@ -134,11 +142,9 @@ def direct_put(
     """How an input of this spec goes to its device, decided once, or None when a call must
     decide (placed_directly) or it needs jax.device_put."""
     if (
-        type(sharding) is not SingleDeviceSharding
-        or not isinstance(dtype, np.dtype)  # a PRNG key's dtype, say
-        or dtype == jax.dtypes.float0
+        not isinstance(dtype, np.dtype)  # a PRNG key's dtype, say
         or wire_dtype(dtype) != dtype  # a big-endian host's: the general path swaps it
-        or not is_canonical(dtype)
+        or not goes_directly(dtype, sharding)
     ):
         return None
     device = next(iter(sharding.device_set))
